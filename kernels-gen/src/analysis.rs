@@ -1,0 +1,197 @@
+//! The bank analysis of a whole kernel: every shared store and load, every warp of
+//! a block, every iteration of `j` and `k`, evaluated from the kernel's own index
+//! expressions.
+//!
+//! The analysis assumes a full (interior) tile: edge tiles only switch lanes off,
+//! which never adds wavefronts in either model.
+//!
+//! ```
+//! use bankfree_gen::{bank::Model, kernel::Kernel, spec::{Strategy, TransposeSpec}};
+//! let k = Kernel::build(TransposeSpec::new(32, 4, Strategy::None).unwrap()).unwrap();
+//! let r = k.analyze(Model::Hopper);
+//! assert!(!r.conflict_free);
+//! assert_eq!(r.instructions[1].wavefronts, 32); // the transposed read is 32-way
+//! ```
+
+use crate::bank::{self, Access, Model};
+use crate::expr::{Env, Var};
+use crate::kernel::{Kernel, Mem};
+use serde::Serialize;
+
+/// Where the worst case of an instruction happens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct At {
+    pub warp: u32,
+    pub j: u32,
+    pub k: u32,
+}
+
+/// One shared-memory instruction of the source (unrolled over `j` and `k` on the GPU).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Instruction {
+    /// `store` (st.shared) or `load` (ld.shared).
+    pub kind: &'static str,
+    /// The C statement's shared side, e.g. `tile[tx * 33 + (ty + j * 8)]`.
+    pub access: String,
+    /// Access width in bytes.
+    pub width: u32,
+    /// Worst case over warps and iterations.
+    pub wavefronts: u32,
+    /// Ideal wavefronts at that worst case.
+    pub ideal: u32,
+    /// Warp-instructions executed per block.
+    pub executions: u64,
+    pub total_wavefronts: u64,
+    pub total_ideal: u64,
+    /// Where the worst case happens, and its lane map.
+    pub worst_at: At,
+    pub worst: Access,
+}
+
+impl Instruction {
+    /// Worst wavefronts over ideal: 1 means conflict-free, 32 a 32-way conflict.
+    pub fn degree(&self) -> f64 {
+        f64::from(self.wavefronts) / f64::from(self.ideal.max(1))
+    }
+
+    /// Average wavefronts per executed instruction (what ncu reports).
+    pub fn mean_wavefronts(&self) -> f64 {
+        self.total_wavefronts as f64 / self.executions.max(1) as f64
+    }
+}
+
+/// The analysis of a kernel.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    pub model: Model,
+    /// No shared instruction ever takes more than its ideal.
+    pub conflict_free: bool,
+    pub instructions: Vec<Instruction>,
+    /// Addresses that could not be evaluated (a generator bug; never expected).
+    pub errors: Vec<String>,
+}
+
+impl Report {
+    /// One line: `conflict-free` or the worst conflict.
+    pub fn verdict(&self) -> String {
+        if let Some(e) = self.errors.first() {
+            return format!("not analyzable: {e}");
+        }
+        if self.instructions.is_empty() {
+            return "conflict-free (no shared memory)".into();
+        }
+        match self
+            .instructions
+            .iter()
+            .filter(|i| i.wavefronts > i.ideal)
+            .max_by(|a, b| a.degree().total_cmp(&b.degree()))
+        {
+            None => "conflict-free".into(),
+            Some(i) => format!(
+                "{}-way bank conflict on the shared {} `{}` ({} wavefronts, ideal {})",
+                fmt_degree(i.degree()),
+                i.kind,
+                i.access,
+                i.wavefronts,
+                i.ideal
+            ),
+        }
+    }
+}
+
+fn fmt_degree(d: f64) -> String {
+    if d.fract() == 0.0 {
+        format!("{d:.0}")
+    } else {
+        format!("{d:.2}")
+    }
+}
+
+/// Analyzes every shared access of `kernel` under `model`.
+pub fn analyze(kernel: &Kernel, model: Model) -> Report {
+    let spec = kernel.spec;
+    let threads = spec.threads();
+    let warps = threads.div_ceil(32);
+    let unit = u64::from(kernel.unit.bytes());
+    let mut instructions = Vec::new();
+    let mut errors = Vec::new();
+    for mv in &kernel.moves {
+        for (kind, place) in [("store", &mv.to), ("load", &mv.from)] {
+            if place.mem != Mem::Shared {
+                continue;
+            }
+            let mut inst: Option<Instruction> = None;
+            for warp in 0..warps {
+                for j in 0..spec.iters() {
+                    for k in 0..kernel.words {
+                        let mut addrs: Vec<Option<u64>> = vec![None; 32];
+                        for (lane, slot) in addrs.iter_mut().enumerate() {
+                            let tid = warp * 32 + lane as u32;
+                            if tid >= threads {
+                                continue;
+                            }
+                            let mut env = Env::default();
+                            env.set(Var::Tx, i64::from(tid % spec.tile));
+                            env.set(Var::Ty, i64::from(tid / spec.tile));
+                            env.set(Var::J, i64::from(j));
+                            env.set(Var::K, i64::from(k));
+                            match place.index.eval(&env).map(u64::try_from) {
+                                Ok(Ok(i)) => *slot = Some(i * unit),
+                                _ => errors.push(format!(
+                                    "`{}` has no valid address for warp {warp} lane {lane} j {j} k {k}",
+                                    place.c()
+                                )),
+                            }
+                        }
+                        let acc = match bank::analyze(model, kernel.unit.bytes(), &addrs) {
+                            Ok(acc) => acc,
+                            Err(e) => {
+                                errors.push(format!("`{}`: {e}", place.c()));
+                                continue;
+                            }
+                        };
+                        let at = At { warp, j, k };
+                        match &mut inst {
+                            None => {
+                                inst = Some(Instruction {
+                                    kind,
+                                    access: place.c(),
+                                    width: kernel.unit.bytes(),
+                                    wavefronts: acc.wavefronts,
+                                    ideal: acc.ideal,
+                                    executions: 1,
+                                    total_wavefronts: u64::from(acc.wavefronts),
+                                    total_ideal: u64::from(acc.ideal),
+                                    worst_at: at,
+                                    worst: acc,
+                                })
+                            }
+                            Some(i) => {
+                                i.executions += 1;
+                                i.total_wavefronts += u64::from(acc.wavefronts);
+                                i.total_ideal += u64::from(acc.ideal);
+                                if acc.wavefronts > i.wavefronts {
+                                    i.wavefronts = acc.wavefronts;
+                                    i.ideal = acc.ideal;
+                                    i.worst_at = at;
+                                    i.worst = acc;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            instructions.extend(inst);
+        }
+    }
+    let conflict_free = errors.is_empty()
+        && instructions
+            .iter()
+            .all(|i| i.total_wavefronts <= i.total_ideal && i.wavefronts <= i.ideal);
+    Report {
+        model,
+        conflict_free,
+        instructions,
+        errors,
+    }
+}

@@ -1,0 +1,368 @@
+//! `bankfree-gen`: print kernels, their bank maps, any access pattern's cost, and
+//! occupancy. Every error is a message and exit status 2.
+
+use bankfree_gen::analysis::Instruction;
+use bankfree_gen::bank::{self, text_map, Model};
+use bankfree_gen::expr::{Env, Var};
+use bankfree_gen::occupancy::{occupancy, Arch};
+use bankfree_gen::spec::{Strategy, TransposeSpec};
+use bankfree_gen::{emit::emit, parse::parse_index, svg, Kernel};
+use clap::{Args, Parser, Subcommand};
+use serde_json::json;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "bankfree-gen",
+    version,
+    about = "Bank-conflict-free tiled transpose kernels: generate, analyze, explain"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Print the CUDA C of a spec.
+    Gen(SpecArgs),
+    /// Show every shared instruction of a spec: wavefronts vs ideal and the bank map.
+    Banks {
+        #[command(flatten)]
+        spec: SpecArgs,
+        /// Bank model: hopper (32 banks, H100) or legacy16 (16 banks, CUDA 1.x).
+        #[arg(long, default_value = "hopper")]
+        model: String,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Also draw the worst case of each instruction as an SVG picture.
+        #[arg(long, value_name = "FILE")]
+        svg: Option<std::path::PathBuf>,
+    },
+    /// Analyze any access pattern: each lane's element index as an expression over `lane`.
+    Access {
+        /// Bytes per access: 1, 2, 4, 8 or 16.
+        #[arg(long)]
+        elem_bytes: u32,
+        /// Element index of each lane, e.g. `lane*33` or `(lane&1)*16 + lane/2`.
+        #[arg(long, allow_hyphen_values = true)]
+        index: String,
+        /// Bank model: hopper or legacy16.
+        #[arg(long, default_value = "hopper")]
+        model: String,
+        /// Active lanes 0..N (1 to 32).
+        #[arg(long, default_value_t = 32)]
+        lanes: u32,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Resident blocks and warps per SM.
+    Occupancy {
+        /// sm_10 (G80), sm_70, sm_75, sm_80, sm_86, sm_89 or sm_90.
+        #[arg(long)]
+        arch: String,
+        #[arg(long)]
+        threads: u32,
+        #[arg(long, default_value_t = 0)]
+        smem_bytes: u32,
+        #[arg(long, default_value_t = 32)]
+        regs: u32,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+struct SpecArgs {
+    /// Tile side: 8, 16, 32 or 64.
+    #[arg(long, default_value_t = 32)]
+    tile: u32,
+    /// naive, none, pad, pad(N), swizzle, swizzle(xor) or swizzle(rotate).
+    #[arg(long, default_value = "swizzle")]
+    strategy: String,
+    /// Bytes per element: 1, 2, 4, 8, 16 or another multiple of 4 up to 64.
+    #[arg(long, default_value_t = 4)]
+    elem_bytes: u32,
+    /// Thread rows per block (default: 8, or the tile if smaller).
+    #[arg(long)]
+    block_rows: Option<u32>,
+}
+
+impl SpecArgs {
+    fn kernel(&self) -> Result<Kernel, String> {
+        let strategy: Strategy = self.strategy.parse().map_err(|e| format!("{e}"))?;
+        let mut spec =
+            TransposeSpec::new(self.tile, self.elem_bytes, strategy).map_err(|e| e.to_string())?;
+        if let Some(r) = self.block_rows {
+            spec = spec.with_block_rows(r).map_err(|e| e.to_string())?;
+        }
+        Kernel::build(spec).map_err(|e| e.to_string())
+    }
+}
+
+fn model(s: &str) -> Result<Model, String> {
+    s.parse::<Model>().map_err(|e| e.to_string())
+}
+
+fn lanes_json(acc: &bank::Access) -> serde_json::Value {
+    json!(acc
+        .lanes
+        .iter()
+        .map(|h| json!({"lane": h.lane, "addr": h.addr, "bank": h.bank}))
+        .collect::<Vec<_>>())
+}
+
+fn instruction_json(i: &Instruction) -> serde_json::Value {
+    json!({
+        "kind": i.kind,
+        "access": i.access,
+        "width": i.width,
+        "wavefronts": i.wavefronts,
+        "ideal": i.ideal,
+        "mean_wavefronts": i.mean_wavefronts(),
+        "executions": i.executions,
+        "total_wavefronts": i.total_wavefronts,
+        "total_ideal": i.total_ideal,
+        "worst_at": i.worst_at,
+        "lanes": lanes_json(&i.worst),
+    })
+}
+
+fn banks(
+    o: &mut String,
+    spec: &SpecArgs,
+    model_name: &str,
+    as_json: bool,
+    svg_path: Option<&std::path::Path>,
+) -> Result<(), String> {
+    let k = spec.kernel()?;
+    let m = model(model_name)?;
+    let r = k.analyze(m);
+    if let Some(path) = svg_path {
+        let panels: Vec<(String, bank::Access)> = r
+            .instructions
+            .iter()
+            .map(|i| {
+                (
+                    format!(
+                        "{} {} (warp {}, j {})",
+                        i.kind, i.access, i.worst_at.warp, i.worst_at.j
+                    ),
+                    i.worst.clone(),
+                )
+            })
+            .collect();
+        std::fs::write(path, svg::bank_map(m, &panels))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    if as_json {
+        let v = json!({
+            "spec": k.spec,
+            "entry": k.entry_name(),
+            "layout": k.layout.to_string(),
+            "shared_bytes": k.shared_bytes(),
+            "model": m,
+            "conflict_free": r.conflict_free,
+            "verdict": r.verdict(),
+            "instructions": r.instructions.iter().map(instruction_json).collect::<Vec<_>>(),
+        });
+        let _ = writeln!(o, "{v:#}");
+        return Ok(());
+    }
+    let _ = writeln!(
+        o,
+        "{}: tile {}, block {} x {}, {}-byte elements, {} -> {}, {} bytes of shared memory",
+        k.entry_name(),
+        k.spec.tile,
+        k.spec.tile,
+        k.spec.block_rows,
+        k.spec.elem_bytes,
+        k.spec.strategy,
+        k.layout,
+        k.shared_bytes()
+    );
+    let _ = writeln!(o, "{} model: {}", m, r.verdict());
+    for i in &r.instructions {
+        let _ = writeln!(o,
+            "\nshared {} {} ({}-byte): worst {} wavefronts, ideal {} (warp {}, j {}, k {}); mean {:.2} over {} executions per block",
+            i.kind, i.access, i.width, i.wavefronts, i.ideal, i.worst_at.warp, i.worst_at.j, i.worst_at.k, i.mean_wavefronts(), i.executions
+        );
+        let _ = write!(o, "{}", text_map(m, &i.worst));
+    }
+    Ok(())
+}
+
+fn access(
+    o: &mut String,
+    elem_bytes: u32,
+    index: &str,
+    model_name: &str,
+    lanes: u32,
+    as_json: bool,
+) -> Result<(), String> {
+    let m = model(model_name)?;
+    if !(1..=32).contains(&lanes) {
+        return Err(format!("--lanes {lanes}: a warp has 1 to 32 lanes"));
+    }
+    let e = parse_index(index).map_err(|e| format!("--index `{index}`: {e}"))?;
+    let mut idx = Vec::new();
+    let mut addrs = vec![None; 32];
+    for lane in 0..lanes as usize {
+        let mut env = Env::default();
+        env.set(Var::Lane, lane as i64);
+        let i = e
+            .eval(&env)
+            .map_err(|err| format!("--index `{index}` at lane {lane}: {err}"))?;
+        let addr = u64::try_from(i)
+            .ok()
+            .and_then(|i| i.checked_mul(u64::from(elem_bytes)))
+            .ok_or_else(|| format!("--index `{index}` gives lane {lane} element {i}: element indices must be 0 or more (and their byte address must fit in 64 bits)"))?;
+        idx.push(i);
+        addrs[lane] = Some(addr);
+    }
+    let acc = bank::analyze(m, elem_bytes, &addrs)
+        .map_err(|e| format!("--elem-bytes {elem_bytes}: {e}"))?;
+    if as_json {
+        let lanes_v: Vec<_> = acc
+            .lanes
+            .iter()
+            .zip(&idx)
+            .map(|(h, i)| json!({"lane": h.lane, "index": i, "addr": h.addr, "bank": h.bank}))
+            .collect();
+        let v = json!({
+            "index": e.c(),
+            "elem_bytes": elem_bytes,
+            "model": m,
+            "wavefronts": acc.wavefronts,
+            "ideal": acc.ideal,
+            "conflict_free": acc.conflict_free(),
+            "lanes": lanes_v,
+        });
+        let _ = writeln!(o, "{v:#}");
+        return Ok(());
+    }
+    let _ = writeln!(
+        o,
+        "pattern {} ({elem_bytes}-byte accesses, {m} model, lanes 0-{})",
+        e.c(),
+        lanes - 1
+    );
+    let _ = writeln!(o, "lane  element  byte addr  bank");
+    for (h, i) in acc.lanes.iter().zip(&idx) {
+        let _ = writeln!(o, "{:>4} {:>8} {:>10} {:>5}", h.lane, i, h.addr, h.bank);
+    }
+    let status = if acc.conflict_free() {
+        "conflict-free".to_string()
+    } else {
+        format!(
+            "{:.2}-way conflict",
+            f64::from(acc.wavefronts) / f64::from(acc.ideal)
+        )
+    };
+    let _ = writeln!(
+        o,
+        "wavefronts {} (ideal {}): {status}",
+        acc.wavefronts, acc.ideal
+    );
+    let _ = write!(o, "{}", text_map(m, &acc));
+    Ok(())
+}
+
+fn occ(
+    out: &mut String,
+    arch: &str,
+    threads: u32,
+    smem: u32,
+    regs: u32,
+    as_json: bool,
+) -> Result<(), String> {
+    let a = Arch::parse(arch).map_err(|e| e.to_string())?;
+    let o = occupancy(a, threads, smem, regs).map_err(|e| e.to_string())?;
+    if as_json {
+        let _ = writeln!(out, "{:#}", json!(o));
+        return Ok(());
+    }
+    let _ = writeln!(out,
+        "{}: {} threads, {} bytes shared, {} registers per thread -> {} blocks, {} of {} warps per SM ({:.0}% occupancy), limited by {:?}",
+        o.arch,
+        threads,
+        smem,
+        regs,
+        o.blocks,
+        o.warps,
+        o.max_warps,
+        o.occupancy * 100.0,
+        o.limiter
+    );
+    let show = |n: u32| {
+        if n == u32::MAX {
+            "unlimited".to_string()
+        } else {
+            n.to_string()
+        }
+    };
+    let _ =
+        writeln!(out,
+        "blocks allowed by threads {}, by the block limit {}, by registers {}, by shared memory {}",
+        show(o.by_threads),
+        show(o.by_blocks),
+        show(o.by_registers),
+        show(o.by_shared)
+    );
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let mut o = String::new();
+    let result = match &cli.cmd {
+        Cmd::Gen(spec) => spec.kernel().map(|k| o.push_str(&emit(&k))),
+        Cmd::Banks {
+            spec,
+            model,
+            json,
+            svg,
+        } => banks(&mut o, spec, model, *json, svg.as_deref()),
+        Cmd::Access {
+            elem_bytes,
+            index,
+            model,
+            lanes,
+            json,
+        } => access(&mut o, *elem_bytes, index, model, *lanes, *json),
+        Cmd::Occupancy {
+            arch,
+            threads,
+            smem_bytes,
+            regs,
+            json,
+        } => occ(&mut o, arch, *threads, *smem_bytes, *regs, *json),
+    };
+    match result {
+        Ok(()) => {
+            // A closed pipe (`| head`) is not an error worth a message.
+            let mut stdout = std::io::stdout().lock();
+            match stdout.write_all(o.as_bytes()).and_then(|()| stdout.flush()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    eprintln!("error: cannot write the output: {e}");
+                    ExitCode::from(2)
+                }
+                _ => ExitCode::SUCCESS,
+            }
+        }
+        Err(msg) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,461 @@
+//! The index model: small integer expressions that render to CUDA C and evaluate in Rust.
+//!
+//! Every address the generated kernel touches (global and shared) is one [`Expr`].
+//! The emitter prints it with [`Expr::c`], the simulator and the bank analyzer
+//! evaluate it with [`Expr::eval`]; nothing else computes an address, so the
+//! analysis cannot drift from the code.
+//!
+//! ```
+//! use bankfree_gen::expr::{Env, Expr, Var};
+//! let row = Expr::var(Var::Tx);
+//! let idx = row * 33 + Expr::var(Var::Ty);
+//! assert_eq!(idx.c(), "tx * 33 + ty");
+//! let mut env = Env::default();
+//! env.set(Var::Tx, 2);
+//! env.set(Var::Ty, 5);
+//! assert_eq!(idx.eval(&env).unwrap(), 71);
+//! ```
+
+use std::fmt;
+use std::sync::Arc;
+
+/// A variable of the kernel (or of an access pattern typed at the command line).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Var {
+    /// Lane in the warp (`bankfree-gen access` patterns only).
+    Lane,
+    /// `threadIdx.x`: the column inside the tile.
+    Tx,
+    /// `threadIdx.y`: the first row inside the tile this thread handles.
+    Ty,
+    /// Unrolled loop over the rows a thread handles (`0..tile / block_rows`).
+    J,
+    /// Loop over the 32-bit words of a word-array element (`0..elem_bytes / 4`).
+    K,
+    /// Linear tile index (grid-stride loop over `blockIdx.x`).
+    Tile,
+    /// Batch index (grid-stride loop over `blockIdx.y`).
+    Batch,
+    /// Kernel parameter: number of source rows.
+    Rows,
+    /// Kernel parameter: number of source columns.
+    Cols,
+    /// Kernel parameter: source row pitch in elements.
+    SrcLd,
+    /// Kernel parameter: destination row pitch in elements.
+    DstLd,
+    /// Kernel parameter: elements between consecutive source matrices.
+    SrcBatchStride,
+    /// Kernel parameter: elements between consecutive destination matrices.
+    DstBatchStride,
+}
+
+impl Var {
+    /// Every variable, in [`Env`] slot order.
+    pub const ALL: [Var; 13] = [
+        Var::Lane,
+        Var::Tx,
+        Var::Ty,
+        Var::J,
+        Var::K,
+        Var::Tile,
+        Var::Batch,
+        Var::Rows,
+        Var::Cols,
+        Var::SrcLd,
+        Var::DstLd,
+        Var::SrcBatchStride,
+        Var::DstBatchStride,
+    ];
+
+    /// The name the generated CUDA C uses for this variable.
+    pub fn c_name(self) -> &'static str {
+        match self {
+            Var::Lane => "lane",
+            Var::Tx => "tx",
+            Var::Ty => "ty",
+            Var::J => "j",
+            Var::K => "k",
+            Var::Tile => "t",
+            Var::Batch => "b",
+            Var::Rows => "rows",
+            Var::Cols => "cols",
+            Var::SrcLd => "src_ld",
+            Var::DstLd => "dst_ld",
+            Var::SrcBatchStride => "src_batch_stride",
+            Var::DstBatchStride => "dst_batch_stride",
+        }
+    }
+
+    fn slot(self) -> usize {
+        self as usize
+    }
+}
+
+/// Values of the variables for one evaluation.
+#[derive(Clone, Debug, Default)]
+pub struct Env {
+    vals: [i64; 13],
+}
+
+impl Env {
+    /// Sets a variable.
+    pub fn set(&mut self, var: Var, value: i64) {
+        self.vals[var.slot()] = value;
+    }
+
+    /// Reads a variable (unset variables are 0).
+    pub fn get(&self, var: Var) -> i64 {
+        self.vals[var.slot()]
+    }
+}
+
+/// A binary operator, with C's meaning on non-negative integers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+}
+
+impl Op {
+    /// C precedence (higher binds tighter).
+    pub fn precedence(self) -> u8 {
+        match self {
+            Op::Mul | Op::Div | Op::Rem => 10,
+            Op::Add | Op::Sub => 9,
+            Op::Shl | Op::Shr => 8,
+            Op::And => 7,
+            Op::Xor => 6,
+            Op::Or => 5,
+        }
+    }
+
+    /// The C token.
+    pub fn token(self) -> &'static str {
+        match self {
+            Op::Add => "+",
+            Op::Sub => "-",
+            Op::Mul => "*",
+            Op::Div => "/",
+            Op::Rem => "%",
+            Op::And => "&",
+            Op::Or => "|",
+            Op::Xor => "^",
+            Op::Shl => "<<",
+            Op::Shr => ">>",
+        }
+    }
+
+    /// Whether this is `& | ^ << >>`.
+    pub fn bitwise(self) -> bool {
+        matches!(self, Op::And | Op::Or | Op::Xor | Op::Shl | Op::Shr)
+    }
+
+    /// Whether `a op (b op c) == (a op b) op c`.
+    pub fn associative(self) -> bool {
+        matches!(self, Op::Add | Op::Mul | Op::And | Op::Or | Op::Xor)
+    }
+
+    /// Applies the operator with overflow, division and shift checks.
+    pub fn apply(self, a: i64, b: i64) -> Result<i64, EvalError> {
+        let r = match self {
+            Op::Add => a.checked_add(b),
+            Op::Sub => a.checked_sub(b),
+            Op::Mul => a.checked_mul(b),
+            Op::Div | Op::Rem if b == 0 => return Err(EvalError::DivisionByZero),
+            Op::Div => a.checked_div(b),
+            Op::Rem => a.checked_rem(b),
+            Op::And => Some(a & b),
+            Op::Or => Some(a | b),
+            Op::Xor => Some(a ^ b),
+            Op::Shl | Op::Shr if !(0..63).contains(&b) => {
+                return Err(EvalError::BadShift { amount: b })
+            }
+            Op::Shl => a.checked_mul(1i64 << b),
+            Op::Shr => Some(a >> b),
+        };
+        r.ok_or(EvalError::Overflow {
+            op: self.token(),
+            a,
+            b,
+        })
+    }
+}
+
+/// Why an expression could not be evaluated.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EvalError {
+    #[error("integer overflow in `{a} {op} {b}` (values must fit in a signed 64-bit integer)")]
+    Overflow { op: &'static str, a: i64, b: i64 },
+    #[error("division or remainder by zero")]
+    DivisionByZero,
+    #[error("shift by {amount}: shift amounts must be 0 to 62")]
+    BadShift { amount: i64 },
+}
+
+/// An integer expression over [`Var`]s.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// A literal.
+    Lit(i64),
+    /// A variable.
+    Var(Var),
+    /// A binary operation.
+    Bin(Op, Arc<Expr>, Arc<Expr>),
+    /// A named sub-expression: rendered as its name (the emitter declares it),
+    /// evaluated as its definition.
+    Let(&'static str, Arc<Expr>),
+}
+
+impl Expr {
+    /// A variable.
+    pub fn var(v: Var) -> Expr {
+        Expr::Var(v)
+    }
+
+    /// Names `def`: the C code refers to it as `name`.
+    pub fn named(name: &'static str, def: Expr) -> Expr {
+        Expr::Let(name, Arc::new(def))
+    }
+
+    /// The definition behind a [`Expr::Let`] (or the expression itself).
+    pub fn definition(&self) -> &Expr {
+        match self {
+            Expr::Let(_, d) => d,
+            e => e,
+        }
+    }
+
+    /// Builds `self op rhs`, folding constants and identities so the C stays readable.
+    pub fn bin(self, op: Op, rhs: Expr) -> Expr {
+        use Expr::Lit;
+        match (op, &self, &rhs) {
+            (_, Lit(a), Lit(b)) => match op.apply(*a, *b) {
+                Ok(v) => Lit(v),
+                Err(_) => Expr::Bin(op, Arc::new(self), Arc::new(rhs)),
+            },
+            (Op::Add | Op::Sub | Op::Or | Op::Xor | Op::Shl | Op::Shr, _, Lit(0)) => self,
+            (Op::Add | Op::Or | Op::Xor, Lit(0), _) => rhs,
+            (Op::Mul | Op::Div, _, Lit(1)) => self,
+            (Op::Mul, Lit(1), _) => rhs,
+            (Op::Mul | Op::And, _, Lit(0)) | (Op::Mul | Op::And | Op::Div | Op::Rem, Lit(0), _) => {
+                Lit(0)
+            }
+            (Op::Rem, _, Lit(1)) => Lit(0),
+            _ => Expr::Bin(op, Arc::new(self), Arc::new(rhs)),
+        }
+    }
+
+    /// `self ^ rhs`.
+    pub fn xor(self, rhs: impl Into<Expr>) -> Expr {
+        self.bin(Op::Xor, rhs.into())
+    }
+
+    /// `self & rhs`.
+    pub fn and(self, rhs: impl Into<Expr>) -> Expr {
+        self.bin(Op::And, rhs.into())
+    }
+
+    /// `self << rhs`.
+    pub fn shl(self, rhs: impl Into<Expr>) -> Expr {
+        self.bin(Op::Shl, rhs.into())
+    }
+
+    /// `self >> rhs`.
+    pub fn shr(self, rhs: impl Into<Expr>) -> Expr {
+        self.bin(Op::Shr, rhs.into())
+    }
+
+    /// Evaluates with checked 64-bit arithmetic.
+    pub fn eval(&self, env: &Env) -> Result<i64, EvalError> {
+        match self {
+            Expr::Lit(v) => Ok(*v),
+            Expr::Var(v) => Ok(env.get(*v)),
+            Expr::Bin(op, a, b) => op.apply(a.eval(env)?, b.eval(env)?),
+            Expr::Let(_, d) => d.eval(env),
+        }
+    }
+
+    /// Whether the expression mentions `v` (through named sub-expressions too).
+    pub fn uses(&self, v: Var) -> bool {
+        match self {
+            Expr::Lit(_) => false,
+            Expr::Var(x) => *x == v,
+            Expr::Bin(_, a, b) => a.uses(v) || b.uses(v),
+            Expr::Let(_, d) => d.uses(v),
+        }
+    }
+
+    /// Renders as C, with the fewest parentheses C's precedence allows.
+    pub fn c(&self) -> String {
+        let mut s = String::new();
+        self.write_c(&mut s, None, false);
+        s
+    }
+
+    /// Writes C for `self` as a child of `parent` (`right` for the right operand).
+    fn write_c(&self, out: &mut String, parent: Option<Op>, right: bool) {
+        match self {
+            Expr::Lit(v) if *v < 0 => out.push_str(&format!("({v})")),
+            Expr::Lit(v) => out.push_str(&v.to_string()),
+            Expr::Var(v) => out.push_str(v.c_name()),
+            Expr::Let(name, _) => out.push_str(name),
+            Expr::Bin(op, a, b) => {
+                let p = op.precedence();
+                // Looser children need parentheses; so does a right child of equal
+                // precedence, unless it is the same associative operator.
+                // Bitwise operators mixed with anything but themselves are
+                // parenthesized too, as -Wparentheses would ask.
+                let paren = parent.is_some_and(|q| {
+                    let pq = q.precedence();
+                    let mixed = (q.bitwise() || op.bitwise()) && q != *op;
+                    mixed || p < pq || (right && p == pq && !(q == *op && op.associative()))
+                });
+                if paren {
+                    out.push('(');
+                }
+                a.write_c(out, Some(*op), false);
+                out.push(' ');
+                out.push_str(op.token());
+                out.push(' ');
+                b.write_c(out, Some(*op), true);
+                if paren {
+                    out.push(')');
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.c())
+    }
+}
+
+impl From<i64> for Expr {
+    fn from(v: i64) -> Expr {
+        Expr::Lit(v)
+    }
+}
+
+impl From<Var> for Expr {
+    fn from(v: Var) -> Expr {
+        Expr::Var(v)
+    }
+}
+
+macro_rules! arith {
+    ($trait:ident, $method:ident, $op:expr) => {
+        impl<R: Into<Expr>> std::ops::$trait<R> for Expr {
+            type Output = Expr;
+            fn $method(self, rhs: R) -> Expr {
+                self.bin($op, rhs.into())
+            }
+        }
+    };
+}
+arith!(Add, add, Op::Add);
+arith!(Sub, sub, Op::Sub);
+arith!(Mul, mul, Op::Mul);
+arith!(Div, div, Op::Div);
+arith!(Rem, rem, Op::Rem);
+
+/// `a < b`, the only comparison a kernel needs (bounds guards).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Less(pub Expr, pub Expr);
+
+/// A conjunction of bounds checks guarding one global access.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Guard(pub Vec<Less>);
+
+impl Guard {
+    /// Renders as a C condition (`1` when empty).
+    pub fn c(&self) -> String {
+        if self.0.is_empty() {
+            return "1".into();
+        }
+        let parts: Vec<String> = self
+            .0
+            .iter()
+            .map(|Less(a, b)| format!("{} < {}", a.c(), b.c()))
+            .collect();
+        parts.join(" && ")
+    }
+
+    /// Evaluates the condition.
+    pub fn eval(&self, env: &Env) -> Result<bool, EvalError> {
+        for Less(a, b) in &self.0 {
+            if a.eval(env)? >= b.eval(env)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(x: Var) -> Expr {
+        Expr::var(x)
+    }
+
+    #[test]
+    fn renders_with_minimal_parentheses() {
+        let e = (v(Var::Tx) + 1) * 33;
+        assert_eq!(e.c(), "(tx + 1) * 33");
+        let e = v(Var::Tx) - (v(Var::Ty) - 1);
+        assert_eq!(e.c(), "tx - (ty - 1)");
+        let e = v(Var::Tx) * (v(Var::Ty) / 2);
+        assert_eq!(e.c(), "tx * (ty / 2)");
+        let e = (v(Var::Tx) + v(Var::Ty)) + (v(Var::J) + 1);
+        assert_eq!(e.c(), "tx + ty + j + 1");
+        let e = v(Var::Tx) * 32 + v(Var::Ty).xor(v(Var::Tx));
+        assert_eq!(e.c(), "tx * 32 + (ty ^ tx)");
+        let e = v(Var::Tx).xor(v(Var::Ty).and(7).shl(2));
+        assert_eq!(e.c(), "tx ^ ((ty & 7) << 2)");
+        // `^` binds looser than `<<` in C: the render must say what eval computes.
+        let mut env = Env::default();
+        env.set(Var::Tx, 5);
+        env.set(Var::Ty, 3);
+        assert_eq!(e.eval(&env), Ok(5 ^ (3 << 2)));
+    }
+
+    #[test]
+    fn folds_constants_and_identities() {
+        assert_eq!((v(Var::J) * 0 + v(Var::Tx)).c(), "tx");
+        assert_eq!((Expr::Lit(3) * 4 + 1).c(), "13");
+        assert_eq!((v(Var::Tx) * 1 % 1).c(), "0");
+    }
+
+    #[test]
+    fn checked_evaluation() {
+        let env = Env::default();
+        let e = Expr::Lit(i64::MAX) + 1;
+        assert!(matches!(e.eval(&env), Err(EvalError::Overflow { .. })));
+        let e = Expr::var(Var::Tx) / 0;
+        assert_eq!(e.eval(&env), Err(EvalError::DivisionByZero));
+        let e = Expr::var(Var::Tx).shl(64);
+        assert_eq!(e.eval(&env), Err(EvalError::BadShift { amount: 64 }));
+    }
+
+    #[test]
+    fn lets_render_as_names_and_evaluate_as_definitions() {
+        let r = Expr::named("row", v(Var::Ty) + 8);
+        let e = r * 33;
+        assert_eq!(e.c(), "row * 33");
+        let mut env = Env::default();
+        env.set(Var::Ty, 1);
+        assert_eq!(e.eval(&env), Ok(297));
+    }
+}

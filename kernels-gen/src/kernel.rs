@@ -1,0 +1,364 @@
+//! The kernel as data: every address it uses, built once from a spec.
+//!
+//! A [`Kernel`] is a list of [`Move`]s separated by `__syncthreads()`: the shared
+//! strategies have two (global source -> shared tile, shared tile -> global
+//! destination), `naive` has one (source -> destination). Each move is a guard and
+//! two [`Place`]s whose indices are [`Expr`]s. The emitter prints them, the
+//! simulator runs them and the analyzer evaluates their shared indices for every
+//! lane; none of them has an address formula of its own.
+//!
+//! The loops around the moves are fixed and shared by all three: a grid-stride
+//! loop over batches (`blockIdx.y`), a grid-stride loop over tiles (`blockIdx.x`,
+//! so there is no 65,535 limit on any side), the unrolled loop `j` over the
+//! `tile / block_rows` rows each thread moves, and for word-array elements the
+//! loop `k` over their 32-bit words.
+//!
+//! ```
+//! use bankfree_gen::{kernel::{Kernel, Layout}, spec::{Strategy, TransposeSpec}};
+//! let k = Kernel::build(TransposeSpec::new(32, 4, Strategy::Pad(None)).unwrap()).unwrap();
+//! assert_eq!(k.layout, Layout::Pad(1)); // computed by the analyzer, not assumed
+//! assert_eq!(k.shared_bytes(), 32 * 33 * 4);
+//! ```
+
+use crate::analysis::{self, Report};
+use crate::bank::Model;
+use crate::expr::{Expr, Guard, Less, Var};
+use crate::spec::{SpecError, Strategy, TransposeSpec, Unit, MAX_PAD};
+use serde::Serialize;
+use std::fmt;
+
+/// Largest shared memory one block may use on any supported GPU (sm_90: 227 KB).
+pub const MAX_SHARED_BYTES: u64 = 227 * 1024;
+/// Static `__shared__` arrays are limited to 48 KB; larger tiles use dynamic shared
+/// memory and need the launcher to raise the function's limit.
+pub const STATIC_SHARED_LIMIT: u64 = 48 * 1024;
+
+/// CuTe's `Swizzle<B, M, S>` on a tile's element offsets `o = row * tile + col`:
+/// `o ^ ((o >> S) & (((1 << B) - 1) << M))`, i.e. bits `[M, M+B)` of the column
+/// are XORed with bits `[M+S-log2(tile), ...)` of the row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Swizzle {
+    pub b: u32,
+    pub m: u32,
+    pub s: u32,
+}
+
+impl fmt::Display for Swizzle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Swizzle<{},{},{}>", self.b, self.m, self.s)
+    }
+}
+
+/// A resolved shared-memory layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Layout {
+    /// No shared memory (`naive`).
+    Direct,
+    /// `tile[row * (tile + n) + col]`; `Pad(0)` is `none`.
+    Pad(u32),
+    /// `tile[row * tile + swizzled(col)]`.
+    Xor(Swizzle),
+    /// `tile[row * tile + (col + row) % tile]`.
+    Rotate,
+}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Layout::Direct => f.write_str("no shared memory"),
+            Layout::Pad(0) => f.write_str("unpadded"),
+            Layout::Pad(n) => write!(f, "padded by {n}"),
+            Layout::Xor(s) => write!(f, "XOR {s}"),
+            Layout::Rotate => f.write_str("rotated (col + row) % tile"),
+        }
+    }
+}
+
+/// Which memory a [`Place`] is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mem {
+    Src,
+    Dst,
+    Shared,
+}
+
+impl Mem {
+    /// The C array name.
+    pub fn c_name(self) -> &'static str {
+        match self {
+            Mem::Src => "src",
+            Mem::Dst => "dst",
+            Mem::Shared => "tile",
+        }
+    }
+}
+
+/// One array element: `mem[index]`, the index in units.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Place {
+    pub mem: Mem,
+    pub index: Expr,
+}
+
+impl Place {
+    /// `mem[index]` in C.
+    pub fn c(&self) -> String {
+        format!("{}[{}]", self.mem.c_name(), self.index.c())
+    }
+}
+
+/// `if (guard) to = from;`, run for every thread, `j` and `k`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Move {
+    /// Named values declared inside the `j` loop, in order.
+    pub lets: Vec<Expr>,
+    pub guard: Guard,
+    pub from: Place,
+    pub to: Place,
+}
+
+/// A spec with its strategy resolved and every address built.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    pub spec: TransposeSpec,
+    pub layout: Layout,
+    pub unit: Unit,
+    /// Units per element (1, or the 32-bit words of a word-array element).
+    pub words: u32,
+    /// Named values over the kernel parameters (`tiles_x`, `ntiles`).
+    pub kernel_lets: Vec<Expr>,
+    /// Named values per tile (`tile_r`, `tile_c`).
+    pub tile_lets: Vec<Expr>,
+    /// Tiles per matrix, the bound of the tile loop.
+    pub ntiles: Expr,
+    /// The moves, with a barrier between consecutive ones.
+    pub moves: Vec<Move>,
+}
+
+impl Kernel {
+    /// Resolves the strategy (asking the analyzer where it must search) and builds
+    /// the kernel.
+    pub fn build(spec: TransposeSpec) -> Result<Kernel, SpecError> {
+        spec.validate()?;
+        let candidates: Vec<Layout> = match spec.strategy {
+            Strategy::Naive => vec![Layout::Direct],
+            Strategy::None => vec![Layout::Pad(0)],
+            Strategy::Pad(Some(n)) => vec![Layout::Pad(n)],
+            Strategy::Rotate => vec![Layout::Rotate],
+            Strategy::Pad(None) => (0..=MAX_PAD).map(Layout::Pad).collect(),
+            Strategy::Xor => swizzle_candidates(spec.tile)
+                .into_iter()
+                .map(Layout::Xor)
+                .collect(),
+        };
+        let searching = candidates.len() > 1;
+        let mut smallest_too_large: Option<u64> = None;
+        let mut any_fits = false;
+        for layout in candidates {
+            let k = Kernel::with_layout(spec, layout);
+            let bytes = k.shared_bytes();
+            if bytes > MAX_SHARED_BYTES {
+                smallest_too_large = Some(smallest_too_large.map_or(bytes, |b| b.min(bytes)));
+                continue;
+            }
+            any_fits = true;
+            if !searching || k.analyze(Model::Hopper).conflict_free {
+                return Ok(k);
+            }
+        }
+        let (tile, elem_bytes, block_rows) = (spec.tile, spec.elem_bytes, spec.block_rows);
+        Err(match (any_fits, smallest_too_large, spec.strategy) {
+            (false, Some(bytes), _) => SpecError::SharedTooLarge {
+                bytes,
+                max: MAX_SHARED_BYTES,
+            },
+            (_, _, Strategy::Xor) => SpecError::NoSwizzle {
+                tile,
+                elem_bytes,
+                block_rows,
+            },
+            _ => SpecError::NoPad {
+                tile,
+                elem_bytes,
+                block_rows,
+            },
+        })
+    }
+
+    /// Builds the kernel for an explicit layout (no search, no size check).
+    pub fn with_layout(spec: TransposeSpec, layout: Layout) -> Kernel {
+        let (unit, words) = spec.unit();
+        let t = i64::from(spec.tile);
+        let v = Expr::var;
+        let tiles_x = Expr::named("tiles_x", (v(Var::Cols) + (t - 1)) / t);
+        let tiles_y = (v(Var::Rows) + (t - 1)) / t;
+        let ntiles = Expr::named("ntiles", tiles_x.clone() * tiles_y);
+        let tile_r = Expr::named("tile_r", v(Var::Tile) / tiles_x.clone());
+        let tile_c = Expr::named("tile_c", v(Var::Tile) % tiles_x.clone());
+        // Row inside the tile this thread handles in iteration j.
+        let tile_row = v(Var::Ty) + v(Var::J) * i64::from(spec.block_rows);
+        let col = v(Var::Tx);
+
+        // Source element (row, col) and destination element (out_row, out_col).
+        let row_g = Expr::named("row", tile_r.clone() * t + tile_row.clone());
+        let col_g = Expr::named("col", tile_c.clone() * t + col.clone());
+        let out_row = Expr::named("out_row", tile_c.clone() * t + tile_row.clone());
+        let out_col = Expr::named("out_col", tile_r.clone() * t + col.clone());
+
+        let word = |e: Expr| {
+            if words > 1 {
+                e * i64::from(words) + v(Var::K)
+            } else {
+                e
+            }
+        };
+        let src_at = |r: Expr, c: Expr| Place {
+            mem: Mem::Src,
+            index: word(v(Var::Batch) * v(Var::SrcBatchStride) + r * v(Var::SrcLd) + c),
+        };
+        let dst_at = |r: Expr, c: Expr| Place {
+            mem: Mem::Dst,
+            index: word(v(Var::Batch) * v(Var::DstBatchStride) + r * v(Var::DstLd) + c),
+        };
+        let in_src = Guard(vec![
+            Less(row_g.clone(), v(Var::Rows)),
+            Less(col_g.clone(), v(Var::Cols)),
+        ]);
+        let in_dst = Guard(vec![
+            Less(out_row.clone(), v(Var::Cols)),
+            Less(out_col.clone(), v(Var::Rows)),
+        ]);
+
+        let moves = match layout {
+            Layout::Direct => vec![Move {
+                lets: vec![row_g.clone(), col_g.clone()],
+                guard: in_src,
+                from: src_at(row_g.clone(), col_g.clone()),
+                to: dst_at(col_g, row_g),
+            }],
+            _ => {
+                // Word-planar: word k of every element lives in plane k.
+                let plane = i64::from(spec.tile) * i64::from(layout.row_stride(spec.tile));
+                let shared = |r: Expr, c: Expr| Place {
+                    mem: Mem::Shared,
+                    index: if words > 1 {
+                        v(Var::K) * plane + layout.shared_index(spec.tile, r, c)
+                    } else {
+                        layout.shared_index(spec.tile, r, c)
+                    },
+                };
+                vec![
+                    Move {
+                        lets: vec![row_g.clone(), col_g.clone()],
+                        guard: in_src,
+                        from: src_at(row_g, col_g),
+                        to: shared(tile_row.clone(), col.clone()),
+                    },
+                    Move {
+                        lets: vec![out_row.clone(), out_col.clone()],
+                        guard: in_dst,
+                        from: shared(col, tile_row),
+                        to: dst_at(out_row, out_col),
+                    },
+                ]
+            }
+        };
+        Kernel {
+            spec,
+            layout,
+            unit,
+            words,
+            kernel_lets: vec![tiles_x, ntiles.clone()],
+            tile_lets: vec![tile_r, tile_c],
+            ntiles,
+            moves,
+        }
+    }
+
+    /// Shared memory per block, in bytes.
+    pub fn shared_bytes(&self) -> u64 {
+        match self.layout {
+            Layout::Direct => 0,
+            l => {
+                u64::from(self.spec.tile)
+                    * u64::from(l.row_stride(self.spec.tile))
+                    * u64::from(self.words)
+                    * u64::from(self.unit.bytes())
+            }
+        }
+    }
+
+    /// Units in the shared array.
+    pub fn shared_units(&self) -> u64 {
+        self.shared_bytes() / u64::from(self.unit.bytes())
+    }
+
+    /// The bank analysis of every shared instruction.
+    pub fn analyze(&self, model: Model) -> Report {
+        analysis::analyze(self, model)
+    }
+
+    /// The `extern "C"` entry point's name, derived from the spec.
+    pub fn entry_name(&self) -> String {
+        let s = &self.spec;
+        let strat = match self.layout {
+            Layout::Direct => "naive".to_string(),
+            Layout::Pad(0) if s.strategy == Strategy::None => "none".to_string(),
+            Layout::Pad(n) => format!("pad{n}"),
+            Layout::Xor(z) => format!("xor{}{}{}", z.b, z.m, z.s),
+            Layout::Rotate => "rotate".to_string(),
+        };
+        format!(
+            "bankfree_transpose_t{}_r{}_e{}_{}",
+            s.tile, s.block_rows, s.elem_bytes, strat
+        )
+    }
+}
+
+impl Layout {
+    /// Units per tile row in shared memory.
+    pub fn row_stride(self, tile: u32) -> u32 {
+        match self {
+            Layout::Pad(n) => tile + n,
+            _ => tile,
+        }
+    }
+
+    /// The shared-tile index of (row, col), before the word plane.
+    pub fn shared_index(self, tile: u32, row: Expr, col: Expr) -> Expr {
+        let t = i64::from(tile);
+        match self {
+            Layout::Direct => col,
+            Layout::Pad(n) => row * (t + i64::from(n)) + col,
+            Layout::Xor(z) => {
+                let log2 = tile.trailing_zeros();
+                let shift = i64::from(z.m + z.s - log2);
+                let mask = (1i64 << z.b) - 1;
+                let key = row.clone().shr(shift).and(mask).shl(i64::from(z.m));
+                row * t + col.xor(key)
+            }
+            Layout::Rotate => row.clone() * t + (col + row) % t,
+        }
+    }
+}
+
+/// XOR swizzles tried for `swizzle(xor)`, simplest first: `col ^ row` over as many
+/// bits as the tile has (at most 5, one per bank), then swizzles that keep groups of
+/// `2^M` columns together, then ones that use higher row bits.
+pub fn swizzle_candidates(tile: u32) -> Vec<Swizzle> {
+    let log2 = tile.trailing_zeros();
+    let mut out = Vec::new();
+    for extra in 0..=2 {
+        for m in 0..=3u32.min(log2 - 1) {
+            for b in (1..=(log2 - m).min(5)).rev() {
+                out.push(Swizzle {
+                    b,
+                    m,
+                    s: log2 - m + extra,
+                });
+            }
+        }
+    }
+    out
+}

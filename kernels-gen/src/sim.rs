@@ -1,0 +1,276 @@
+//! Runs a kernel on the CPU, block by block and phase by phase around each barrier,
+//! from the kernel's own expressions.
+//!
+//! It fails (never panics) on any out-of-bounds access, on a shared-memory read of
+//! a unit that this tile did not write (a stale read on the GPU), and unless every
+//! destination element is written exactly once and nothing outside them is written.
+//!
+//! ```
+//! use bankfree_gen::{kernel::Kernel, shape::Shape, sim, spec::{Strategy, TransposeSpec}};
+//! let k = Kernel::build(TransposeSpec::new(8, 1, Strategy::Xor).unwrap()).unwrap();
+//! let shape = Shape::new(3, 5);
+//! let src: Vec<u8> = (0..15).collect();
+//! let mut dst = vec![0xAA; 15];
+//! sim::run(&k, &shape, &src, &mut dst, None).unwrap();
+//! let mut want = vec![0xAA; 15];
+//! sim::reference(&shape, 1, &src, &mut want).unwrap();
+//! assert_eq!(dst, want);
+//! ```
+
+use crate::emit::{launch_dims, tile_count};
+use crate::expr::{Env, EvalError, Var};
+use crate::kernel::{Kernel, Mem};
+use crate::shape::{Shape, ShapeError};
+
+/// A simulated grid (`blockIdx.x` and `blockIdx.y` ranges).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grid {
+    pub x: u64,
+    pub y: u64,
+}
+
+/// What went wrong in a simulated run.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
+    #[error("address arithmetic failed: {0}")]
+    Eval(#[from] EvalError),
+    #[error("{mem}[{index}] is outside the buffer of {len} units")]
+    OutOfBounds {
+        mem: &'static str,
+        index: i64,
+        len: u64,
+    },
+    #[error("block ({bx}, {by}) reads tile[{index}] that this tile never wrote (a stale read on the GPU)")]
+    StaleShared { bx: u64, by: u64, index: i64 },
+    #[error("dst element (batch {b}, row {row}, col {col}) written {count} times; expected once")]
+    WriteCount {
+        b: u64,
+        row: u64,
+        col: u64,
+        count: u8,
+    },
+    #[error("{0} writes landed outside the destination matrix (in its pitch or between batches)")]
+    Outside(u64),
+    #[error("a grid of {0:?} blocks is empty")]
+    EmptyGrid(Grid),
+}
+
+/// What a simulated run did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Stats {
+    pub blocks: u64,
+    pub tiles: u64,
+    pub unit_writes: u64,
+}
+
+struct Buf<'a> {
+    name: &'static str,
+    bytes: &'a [u8],
+    unit: usize,
+}
+
+fn unit_range(
+    name: &'static str,
+    index: i64,
+    unit: usize,
+    len: usize,
+) -> Result<std::ops::Range<usize>, SimError> {
+    let units = (len / unit) as u64;
+    match u64::try_from(index) {
+        Ok(i) if i < units => {
+            let start = i as usize * unit;
+            Ok(start..start + unit)
+        }
+        _ => Err(SimError::OutOfBounds {
+            mem: name,
+            index,
+            len: units,
+        }),
+    }
+}
+
+impl Buf<'_> {
+    fn read(&self, index: i64) -> Result<&[u8], SimError> {
+        Ok(&self.bytes[unit_range(self.name, index, self.unit, self.bytes.len())?])
+    }
+}
+
+/// Runs `kernel` over `src` into `dst` (byte buffers of whole elements), with the
+/// launcher's grid or an explicit (smaller) one to exercise the grid-stride loops.
+pub fn run(
+    kernel: &Kernel,
+    shape: &Shape,
+    src: &[u8],
+    dst: &mut [u8],
+    grid: Option<Grid>,
+) -> Result<Stats, SimError> {
+    let elem = kernel.spec.elem_bytes as usize;
+    shape.check_buffers((src.len() / elem) as u64, (dst.len() / elem) as u64)?;
+    let mut stats = Stats::default();
+    if shape.is_empty() {
+        return Ok(stats); // the launcher does not launch
+    }
+    let tiles = tile_count(kernel, shape.rows, shape.cols);
+    let grid = grid.unwrap_or_else(|| {
+        let (g, _) = launch_dims(kernel, tiles, shape.batch);
+        Grid {
+            x: u64::from(g[0]),
+            y: u64::from(g[1]),
+        }
+    });
+    if grid.x == 0 || grid.y == 0 {
+        return Err(SimError::EmptyGrid(grid));
+    }
+    let unit = kernel.unit.bytes() as usize;
+    let src = Buf {
+        name: "src",
+        bytes: src,
+        unit,
+    };
+    let mut shared = vec![0u8; kernel.shared_bytes() as usize];
+    let mut fresh = vec![false; kernel.shared_units() as usize];
+    let mut writes = vec![0u8; dst.len() / unit];
+    let spec = kernel.spec;
+
+    let mut env = Env::default();
+    env.set(Var::Rows, shape.rows as i64);
+    env.set(Var::Cols, shape.cols as i64);
+    env.set(Var::SrcLd, shape.src_ld as i64);
+    env.set(Var::DstLd, shape.dst_ld as i64);
+    env.set(Var::SrcBatchStride, shape.src_batch_stride as i64);
+    env.set(Var::DstBatchStride, shape.dst_batch_stride as i64);
+    let ntiles = u64::try_from(kernel.ntiles.eval(&env)?).unwrap_or(0);
+
+    for by in 0..grid.y {
+        for bx in 0..grid.x {
+            stats.blocks += 1;
+            for b in (by..shape.batch).step_by(grid.y as usize) {
+                env.set(Var::Batch, b as i64);
+                for t in (bx..ntiles).step_by(grid.x as usize) {
+                    env.set(Var::Tile, t as i64);
+                    stats.tiles += 1;
+                    fresh.iter_mut().for_each(|f| *f = false);
+                    // One phase per move; the barrier between them is the loop boundary.
+                    for mv in &kernel.moves {
+                        for ty in 0..spec.block_rows {
+                            for tx in 0..spec.tile {
+                                env.set(Var::Tx, i64::from(tx));
+                                env.set(Var::Ty, i64::from(ty));
+                                for j in 0..spec.iters() {
+                                    env.set(Var::J, i64::from(j));
+                                    if !mv.guard.eval(&env)? {
+                                        continue;
+                                    }
+                                    for k in 0..kernel.words {
+                                        env.set(Var::K, i64::from(k));
+                                        let from = mv.from.index.eval(&env)?;
+                                        let to = mv.to.index.eval(&env)?;
+                                        let mut value = [0u8; 16];
+                                        match mv.from.mem {
+                                            Mem::Src => {
+                                                value[..unit].copy_from_slice(src.read(from)?)
+                                            }
+                                            Mem::Shared => {
+                                                let r =
+                                                    unit_range("tile", from, unit, shared.len())?;
+                                                if !fresh[r.start / unit] {
+                                                    return Err(SimError::StaleShared {
+                                                        bx,
+                                                        by,
+                                                        index: from,
+                                                    });
+                                                }
+                                                value[..unit].copy_from_slice(&shared[r]);
+                                            }
+                                            Mem::Dst => {
+                                                return Err(SimError::OutOfBounds {
+                                                    mem: "dst (read)",
+                                                    index: from,
+                                                    len: 0,
+                                                })
+                                            }
+                                        }
+                                        match mv.to.mem {
+                                            Mem::Shared => {
+                                                let r = unit_range("tile", to, unit, shared.len())?;
+                                                fresh[r.start / unit] = true;
+                                                shared[r].copy_from_slice(&value[..unit]);
+                                            }
+                                            Mem::Dst => {
+                                                let r = unit_range("dst", to, unit, dst.len())?;
+                                                let w = &mut writes[r.start / unit];
+                                                *w = w.saturating_add(1);
+                                                stats.unit_writes += 1;
+                                                dst[r].copy_from_slice(&value[..unit]);
+                                            }
+                                            Mem::Src => {
+                                                return Err(SimError::OutOfBounds {
+                                                    mem: "src (write)",
+                                                    index: to,
+                                                    len: 0,
+                                                })
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    check_writes(kernel, shape, &writes, stats.unit_writes)?;
+    Ok(stats)
+}
+
+/// Every destination element written exactly once, nothing else written.
+fn check_writes(kernel: &Kernel, shape: &Shape, writes: &[u8], total: u64) -> Result<(), SimError> {
+    let words = u64::from(kernel.words);
+    let mut inside = 0u64;
+    for b in 0..shape.batch {
+        for row in 0..shape.cols {
+            for col in 0..shape.rows {
+                let e = b * shape.dst_batch_stride + row * shape.dst_ld + col;
+                for w in 0..words {
+                    let count = writes.get((e * words + w) as usize).copied().unwrap_or(0);
+                    if count != 1 {
+                        return Err(SimError::WriteCount { b, row, col, count });
+                    }
+                    inside += 1;
+                }
+            }
+        }
+    }
+    if total != inside {
+        return Err(SimError::Outside(total - inside));
+    }
+    Ok(())
+}
+
+/// A plain CPU transpose of whole elements (the reference the tests compare with);
+/// bytes of `dst` outside the destination matrix are left as they are.
+pub fn reference(
+    shape: &Shape,
+    elem_bytes: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<(), ShapeError> {
+    let e = elem_bytes.max(1);
+    shape.check_buffers((src.len() / e) as u64, (dst.len() / e) as u64)?;
+    if shape.is_empty() {
+        return Ok(());
+    }
+    for b in 0..shape.batch {
+        for r in 0..shape.rows {
+            for c in 0..shape.cols {
+                let s = (b * shape.src_batch_stride + r * shape.src_ld + c) as usize * e;
+                let d = (b * shape.dst_batch_stride + c * shape.dst_ld + r) as usize * e;
+                dst[d..d + e].copy_from_slice(&src[s..s + e]);
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,313 @@
+//! What kernel to build: tile, thread rows, element size and strategy.
+//!
+//! ```
+//! use bankfree_gen::spec::{Strategy, TransposeSpec};
+//! let spec = TransposeSpec::new(32, 4, "pad".parse().unwrap()).unwrap();
+//! assert_eq!(spec.block_rows, 8);
+//! assert_eq!(spec.strategy, Strategy::Pad(None));
+//! assert!(TransposeSpec::new(48, 4, Strategy::Naive).is_err());
+//! ```
+
+use serde::Serialize;
+use std::fmt;
+use std::str::FromStr;
+
+/// Tile sides accepted.
+pub const TILES: [u32; 4] = [8, 16, 32, 64];
+/// Most threads a block may have.
+pub const MAX_THREADS: u32 = 1024;
+/// Largest element, in bytes.
+pub const MAX_ELEM_BYTES: u32 = 64;
+/// Largest `pad(n)`, in elements.
+pub const MAX_PAD: u32 = 64;
+
+/// How the shared tile avoids bank conflicts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    /// No shared memory: reads coalesced, writes strided (the seeds' baseline).
+    Naive,
+    /// A shared tile with no conflict avoidance, for comparison.
+    None,
+    /// `pad`: the smallest padding the analyzer proves conflict-free (`None`), or
+    /// `pad(n)`: exactly `n` elements of padding per tile row.
+    Pad(Option<u32>),
+    /// `swizzle` / `swizzle(xor)`: an XOR swizzle, CuTe's `Swizzle<B,M,S>`.
+    Xor,
+    /// `swizzle(rotate)`: seed 000's `tile[y][(x + y) % tile]`.
+    Rotate,
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Strategy::Naive => f.write_str("naive"),
+            Strategy::None => f.write_str("none"),
+            Strategy::Pad(None) => f.write_str("pad"),
+            Strategy::Pad(Some(n)) => write!(f, "pad({n})"),
+            Strategy::Xor => f.write_str("swizzle(xor)"),
+            Strategy::Rotate => f.write_str("swizzle(rotate)"),
+        }
+    }
+}
+
+impl FromStr for Strategy {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Strategy, SpecError> {
+        let t: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+        let bad = || SpecError::Strategy { value: s.into() };
+        Ok(match t.as_str() {
+            "naive" => Strategy::Naive,
+            "none" => Strategy::None,
+            "pad" => Strategy::Pad(None),
+            "swizzle" | "swizzle(xor)" => Strategy::Xor,
+            "swizzle(rotate)" => Strategy::Rotate,
+            _ => {
+                let n = t
+                    .strip_prefix("pad(")
+                    .and_then(|r| r.strip_suffix(')'))
+                    .ok_or_else(bad)?;
+                let n: u32 = n.parse().map_err(|_| bad())?;
+                check_pad(n)?;
+                Strategy::Pad(Some(n))
+            }
+        })
+    }
+}
+
+fn check_pad(n: u32) -> Result<(), SpecError> {
+    if n > MAX_PAD {
+        return Err(SpecError::Pad { value: n });
+    }
+    Ok(())
+}
+
+/// A spec field that is out of range. Each message names the field, the value and
+/// what is allowed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    #[error("tile = {value}: the tile side must be 8, 16, 32 or 64 elements")]
+    Tile { value: u32 },
+    #[error("block_rows = {value} with tile = {tile}: block_rows must divide the tile and keep tile x block_rows <= 1024 threads; allowed here: {allowed}")]
+    BlockRows {
+        value: u32,
+        tile: u32,
+        allowed: String,
+    },
+    #[error("element size {value} bytes: supported are 1, 2, 4, 8, 16 and any other multiple of 4 up to 64 (12 for a float3, for example)")]
+    ElemBytes { value: u32 },
+    #[error("strategy `{value}`: expected naive, none, pad, pad(N), swizzle, swizzle(xor) or swizzle(rotate)")]
+    Strategy { value: String },
+    #[error("pad({value}): padding must be 0 to {MAX_PAD} elements per tile row")]
+    Pad { value: u32 },
+    #[error("the tile needs {bytes} bytes of shared memory per block, more than the {max} bytes any supported GPU allows; use a smaller tile or `strategy = swizzle` (no padding)")]
+    SharedTooLarge { bytes: u64, max: u64 },
+    #[error("no padding of 0 to {MAX_PAD} elements makes tile {tile} with {elem_bytes}-byte elements and {block_rows} thread rows conflict-free; use `strategy = swizzle` or another block_rows")]
+    NoPad {
+        tile: u32,
+        elem_bytes: u32,
+        block_rows: u32,
+    },
+    #[error("no XOR swizzle makes tile {tile} with {elem_bytes}-byte elements and {block_rows} thread rows conflict-free; use `strategy = pad` or another block_rows")]
+    NoSwizzle {
+        tile: u32,
+        elem_bytes: u32,
+        block_rows: u32,
+    },
+}
+
+/// How an element moves: as one C value of 1, 2, 4, 8 or 16 bytes, or as several
+/// 32-bit words (stored word-planar in shared memory, seed 002's structure of arrays).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Unit {
+    U8,
+    U16,
+    U32,
+    U64,
+    U128,
+}
+
+impl Unit {
+    /// Bytes per unit.
+    pub fn bytes(self) -> u32 {
+        match self {
+            Unit::U8 => 1,
+            Unit::U16 => 2,
+            Unit::U32 => 4,
+            Unit::U64 => 8,
+            Unit::U128 => 16,
+        }
+    }
+
+    /// The CUDA C type (no headers needed: `uint4` is built in).
+    pub fn c_type(self) -> &'static str {
+        match self {
+            Unit::U8 => "unsigned char",
+            Unit::U16 => "unsigned short",
+            Unit::U32 => "unsigned int",
+            Unit::U64 => "unsigned long long",
+            Unit::U128 => "uint4",
+        }
+    }
+}
+
+/// One tiled-transpose kernel, before its strategy is resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct TransposeSpec {
+    /// Elements per tile side.
+    pub tile: u32,
+    /// Thread rows per block; each thread moves `tile / block_rows` elements.
+    pub block_rows: u32,
+    /// Bytes per element.
+    pub elem_bytes: u32,
+    pub strategy: Strategy,
+}
+
+impl TransposeSpec {
+    /// A validated spec with the default `block_rows` for the tile.
+    pub fn new(tile: u32, elem_bytes: u32, strategy: Strategy) -> Result<Self, SpecError> {
+        let spec = TransposeSpec {
+            tile,
+            block_rows: default_block_rows(tile),
+            elem_bytes,
+            strategy,
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// The same spec with another `block_rows`, validated.
+    pub fn with_block_rows(self, block_rows: u32) -> Result<Self, SpecError> {
+        let spec = TransposeSpec { block_rows, ..self };
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// Checks every field; the first problem is returned.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if !TILES.contains(&self.tile) {
+            return Err(SpecError::Tile { value: self.tile });
+        }
+        let allowed = allowed_block_rows(self.tile);
+        if !allowed.contains(&self.block_rows) {
+            let list: Vec<String> = allowed.iter().map(u32::to_string).collect();
+            return Err(SpecError::BlockRows {
+                value: self.block_rows,
+                tile: self.tile,
+                allowed: list.join(", "),
+            });
+        }
+        unit_of(self.elem_bytes)?;
+        if let Strategy::Pad(Some(n)) = self.strategy {
+            check_pad(n)?;
+        }
+        Ok(())
+    }
+
+    /// The unit an element moves as, and how many units make one element.
+    pub fn unit(&self) -> (Unit, u32) {
+        unit_of(self.elem_bytes).unwrap_or((Unit::U8, self.elem_bytes))
+    }
+
+    /// Threads per block.
+    pub fn threads(&self) -> u32 {
+        self.tile * self.block_rows
+    }
+
+    /// Rows each thread handles (`tile / block_rows`).
+    pub fn iters(&self) -> u32 {
+        self.tile / self.block_rows
+    }
+}
+
+/// The default thread rows: 8, or the tile if smaller.
+pub fn default_block_rows(tile: u32) -> u32 {
+    tile.min(8)
+}
+
+/// The `block_rows` values valid for a tile.
+pub fn allowed_block_rows(tile: u32) -> Vec<u32> {
+    (1..=tile)
+        .filter(|r| tile % r == 0 && tile * r <= MAX_THREADS)
+        .collect()
+}
+
+/// Whether `bytes` is a supported element size.
+pub fn elem_bytes_ok(bytes: u32) -> bool {
+    unit_of(bytes).is_ok()
+}
+
+fn unit_of(bytes: u32) -> Result<(Unit, u32), SpecError> {
+    Ok(match bytes {
+        1 => (Unit::U8, 1),
+        2 => (Unit::U16, 1),
+        4 => (Unit::U32, 1),
+        8 => (Unit::U64, 1),
+        16 => (Unit::U128, 1),
+        b if b % 4 == 0 && b > 0 && b <= MAX_ELEM_BYTES => (Unit::U32, b / 4),
+        value => return Err(SpecError::ElemBytes { value }),
+    })
+}
+
+/// Every supported element size.
+pub fn all_elem_bytes() -> Vec<u32> {
+    (1..=MAX_ELEM_BYTES).filter(|&b| elem_bytes_ok(b)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strategies_round_trip() {
+        for s in [
+            "naive",
+            "none",
+            "pad",
+            "pad(3)",
+            "swizzle(xor)",
+            "swizzle(rotate)",
+        ] {
+            let parsed: Strategy = s.parse().expect("valid");
+            assert_eq!(parsed.to_string(), s);
+        }
+        assert_eq!("swizzle".parse::<Strategy>(), Ok(Strategy::Xor));
+        assert_eq!("pad( 2 )".parse::<Strategy>(), Ok(Strategy::Pad(Some(2))));
+        assert!(matches!(
+            "pad(x)".parse::<Strategy>(),
+            Err(SpecError::Strategy { .. })
+        ));
+        assert_eq!(
+            "pad(65)".parse::<Strategy>(),
+            Err(SpecError::Pad { value: 65 })
+        );
+        assert!("swizzle(foo)".parse::<Strategy>().is_err());
+    }
+
+    #[test]
+    fn validation_names_field_value_and_allowed() {
+        let e = TransposeSpec::new(24, 4, Strategy::Xor).unwrap_err();
+        assert_eq!(e, SpecError::Tile { value: 24 });
+        let e = TransposeSpec::new(64, 4, Strategy::Xor)
+            .and_then(|s| s.with_block_rows(32))
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("block_rows = 32") && msg.contains("1, 2, 4, 8, 16"),
+            "{msg}"
+        );
+        let e = TransposeSpec::new(32, 6, Strategy::Xor).unwrap_err();
+        assert!(e.to_string().contains("element size 6 bytes"));
+        assert!(TransposeSpec::new(32, 68, Strategy::Xor).is_err());
+        assert!(TransposeSpec::new(32, 12, Strategy::Xor).is_ok());
+    }
+
+    #[test]
+    fn units() {
+        let s = TransposeSpec::new(32, 12, Strategy::Naive).expect("valid");
+        assert_eq!(s.unit(), (Unit::U32, 3));
+        let s = TransposeSpec::new(32, 16, Strategy::Naive).expect("valid");
+        assert_eq!(s.unit(), (Unit::U128, 1));
+        assert_eq!(all_elem_bytes().len(), 18);
+    }
+}
