@@ -154,7 +154,6 @@ impl Kernel {
         };
         let searching = candidates.len() > 1;
         let mut smallest_too_large: Option<u64> = None;
-        let mut any_fits = false;
         for layout in candidates {
             let k = Kernel::with_layout(spec, layout);
             let bytes = k.shared_bytes();
@@ -162,18 +161,18 @@ impl Kernel {
                 smallest_too_large = Some(smallest_too_large.map_or(bytes, |b| b.min(bytes)));
                 continue;
             }
-            any_fits = true;
             if !searching || k.analyze(Model::Hopper).conflict_free {
                 return Ok(k);
             }
         }
         let (tile, elem_bytes, block_rows) = (spec.tile, spec.elem_bytes, spec.block_rows);
-        Err(match (any_fits, smallest_too_large, spec.strategy) {
-            (false, Some(bytes), _) => SpecError::SharedTooLarge {
+        // Paddings grow with n: once one is too large, the rest are too.
+        Err(match (smallest_too_large, spec.strategy) {
+            (Some(bytes), _) => SpecError::SharedTooLarge {
                 bytes,
                 max: MAX_SHARED_BYTES,
             },
-            (_, _, Strategy::Xor) => SpecError::NoSwizzle {
+            (None, Strategy::Xor) => SpecError::NoSwizzle {
                 tile,
                 elem_bytes,
                 block_rows,
@@ -335,7 +334,7 @@ impl Layout {
                 let log2 = tile.trailing_zeros();
                 let shift = i64::from(z.m + z.s - log2);
                 let mask = (1i64 << z.b) - 1;
-                let key = row.clone().shr(shift).and(mask).shl(i64::from(z.m));
+                let key = (row.clone() >> shift).and(mask) << i64::from(z.m);
                 row * t + col.xor(key)
             }
             Layout::Rotate => row.clone() * t + (col + row) % t,

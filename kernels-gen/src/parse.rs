@@ -253,7 +253,7 @@ mod tests {
         let mut env = Env::default();
         env.set(Var::Lane, lane);
         parse_index(src)
-            .and_then(|e| Ok(e.eval(&env).unwrap_or(i64::MIN)))
+            .map(|e| e.eval(&env).unwrap_or(i64::MIN))
             .unwrap_or(i64::MAX)
     }
 

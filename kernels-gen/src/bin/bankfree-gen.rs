@@ -59,6 +59,16 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Write every buildable spec of the grid (tiles x block_rows x element sizes x
+    /// strategies) as `DIR/<entry>.cu`, with `DIR/manifest.json` holding each spec
+    /// and its analysis.
+    Grid {
+        #[arg(long, value_name = "DIR")]
+        out: std::path::PathBuf,
+        /// Only the default block_rows of each tile.
+        #[arg(long)]
+        default_rows: bool,
+    },
     /// Resident blocks and warps per SM.
     Occupancy {
         /// sm_10 (G80), sm_70, sm_75, sm_80, sm_86, sm_89 or sm_90.
@@ -210,7 +220,7 @@ fn access(
     let e = parse_index(index).map_err(|e| format!("--index `{index}`: {e}"))?;
     let mut idx = Vec::new();
     let mut addrs = vec![None; 32];
-    for lane in 0..lanes as usize {
+    for (lane, slot) in addrs.iter_mut().enumerate().take(lanes as usize) {
         let mut env = Env::default();
         env.set(Var::Lane, lane as i64);
         let i = e
@@ -221,7 +231,7 @@ fn access(
             .and_then(|i| i.checked_mul(u64::from(elem_bytes)))
             .ok_or_else(|| format!("--index `{index}` gives lane {lane} element {i}: element indices must be 0 or more (and their byte address must fit in 64 bits)"))?;
         idx.push(i);
-        addrs[lane] = Some(addr);
+        *slot = Some(addr);
     }
     let acc = bank::analyze(m, elem_bytes, &addrs)
         .map_err(|e| format!("--elem-bytes {elem_bytes}: {e}"))?;
@@ -268,6 +278,82 @@ fn access(
         acc.wavefronts, acc.ideal
     );
     let _ = write!(o, "{}", text_map(m, &acc));
+    Ok(())
+}
+
+fn grid(o: &mut String, out: &std::path::Path, default_rows: bool) -> Result<(), String> {
+    use bankfree_gen::spec::{all_elem_bytes, allowed_block_rows, default_block_rows, TILES};
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let strategies = [
+        Strategy::Naive,
+        Strategy::None,
+        Strategy::Pad(None),
+        Strategy::Xor,
+        Strategy::Rotate,
+    ];
+    let mut manifest = Vec::new();
+    let mut refused = 0;
+    for tile in TILES {
+        let rows = if default_rows {
+            vec![default_block_rows(tile)]
+        } else {
+            allowed_block_rows(tile)
+        };
+        for block_rows in rows {
+            for elem_bytes in all_elem_bytes() {
+                for strategy in strategies {
+                    let spec = TransposeSpec {
+                        tile,
+                        block_rows,
+                        elem_bytes,
+                        strategy,
+                    };
+                    let Ok(k) = Kernel::build(spec) else {
+                        refused += 1;
+                        continue;
+                    };
+                    let r = k.analyze(Model::Hopper);
+                    let file = format!("{}.cu", k.entry_name());
+                    let path = out.join(&file);
+                    std::fs::write(&path, emit(&k))
+                        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                    manifest.push(json!({
+                        "file": file,
+                        "entry": k.entry_name(),
+                        "spec": k.spec,
+                        "strategy": k.spec.strategy.to_string(),
+                        "layout": k.layout.to_string(),
+                        "shared_bytes": k.shared_bytes(),
+                        "conflict_free": r.conflict_free,
+                        "instructions": r
+                            .instructions
+                            .iter()
+                            .map(|i| {
+                                json!({
+                                    "kind": i.kind,
+                                    "access": i.access,
+                                    "width": i.width,
+                                    "wavefronts": i.wavefronts,
+                                    "ideal": i.ideal,
+                                    "mean_wavefronts": i.mean_wavefronts(),
+                                })
+                            })
+                            .collect::<Vec<_>>(),
+                    }));
+                }
+            }
+        }
+    }
+    let path = out.join("manifest.json");
+    std::fs::write(&path, format!("{:#}", json!(manifest)))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let _ = writeln!(
+        o,
+        "{} kernels written to {} ({} specs refused by the generator)",
+        manifest.len(),
+        out.display(),
+        refused
+    );
     Ok(())
 }
 
@@ -327,6 +413,7 @@ fn main() -> ExitCode {
     let mut o = String::new();
     let result = match &cli.cmd {
         Cmd::Gen(spec) => spec.kernel().map(|k| o.push_str(&emit(&k))),
+        Cmd::Grid { out, default_rows } => grid(&mut o, out, *default_rows),
         Cmd::Banks {
             spec,
             model,

@@ -1,0 +1,241 @@
+//! The simulator runs every spec of the grid on many shapes; its output must equal a
+//! plain CPU transpose, byte for byte, with bytes outside the destination untouched.
+
+use bankfree_gen::expr::{Env, Var};
+use bankfree_gen::kernel::{Kernel, Mem};
+use bankfree_gen::shape::Shape;
+use bankfree_gen::sim::{self, Grid, SimError};
+use bankfree_gen::spec::{all_elem_bytes, allowed_block_rows, Strategy, TransposeSpec};
+
+/// Deterministic, non-zero, position-dependent bytes.
+fn noise(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+fn check(kernel: &Kernel, shape: &Shape, grid: Option<Grid>) {
+    let e = kernel.spec.elem_bytes as usize;
+    let src = noise(shape.src_elems().expect("valid shape") as usize * e, 7);
+    let poison = noise(shape.dst_elems().expect("valid shape") as usize * e, 99);
+    let mut got = poison.clone();
+    let mut want = poison;
+    sim::reference(shape, e, &src, &mut want).expect("reference");
+    if let Err(err) = sim::run(kernel, shape, &src, &mut got, grid) {
+        panic!("{} on {shape:?}: {err}", kernel.entry_name());
+    }
+    assert!(
+        got == want,
+        "{} on {shape:?}: output differs",
+        kernel.entry_name()
+    );
+}
+
+fn small_shapes() -> Vec<Shape> {
+    let pitched = Shape {
+        src_ld: 12,
+        dst_ld: 11,
+        src_batch_stride: 9 * 12 + 5,
+        dst_batch_stride: 9 * 11 + 3,
+        ..Shape::batched(2, 9, 7)
+    };
+    vec![
+        Shape::new(0, 5),
+        Shape::new(5, 0),
+        Shape::batched(0, 4, 4),
+        Shape::new(1, 1),
+        Shape::new(1, 13),
+        Shape::new(13, 1),
+        Shape::new(31, 33),
+        Shape::new(33, 31),
+        Shape::batched(3, 7, 9),
+        pitched,
+    ]
+}
+
+fn grid_for_tile(tile: u32) {
+    let strategies = [
+        Strategy::Naive,
+        Strategy::None,
+        Strategy::Pad(None),
+        Strategy::Pad(Some(3)),
+        Strategy::Xor,
+        Strategy::Rotate,
+    ];
+    let shapes = small_shapes();
+    let mut ran = 0;
+    for block_rows in allowed_block_rows(tile) {
+        for elem_bytes in all_elem_bytes() {
+            for strategy in strategies {
+                let spec = TransposeSpec {
+                    tile,
+                    block_rows,
+                    elem_bytes,
+                    strategy,
+                };
+                // Specs the generator refuses (too much shared memory, no conflict-free
+                // padding) are covered by the analyzer tests.
+                let Ok(kernel) = Kernel::build(spec) else {
+                    continue;
+                };
+                for shape in &shapes {
+                    check(&kernel, shape, None);
+                }
+                ran += 1;
+            }
+        }
+    }
+    assert!(ran > 100, "tile {tile}: only {ran} specs ran");
+}
+
+#[test]
+fn grid_tile_8() {
+    grid_for_tile(8);
+}
+
+#[test]
+fn grid_tile_16() {
+    grid_for_tile(16);
+}
+
+#[test]
+fn grid_tile_32() {
+    grid_for_tile(32);
+}
+
+#[test]
+fn grid_tile_64() {
+    grid_for_tile(64);
+}
+
+#[test]
+fn full_hd_images() {
+    for strategy in [
+        Strategy::Naive,
+        Strategy::None,
+        Strategy::Pad(None),
+        Strategy::Xor,
+        Strategy::Rotate,
+    ] {
+        for e in [1, 4, 12] {
+            let k =
+                Kernel::build(TransposeSpec::new(32, e, strategy).expect("valid")).expect("builds");
+            check(&k, &Shape::new(1080, 1920), None);
+        }
+    }
+    let k =
+        Kernel::build(TransposeSpec::new(64, 2, Strategy::Xor).expect("valid")).expect("builds");
+    check(&k, &Shape::new(1920, 1080), None);
+}
+
+#[test]
+fn grid_stride_loops_cover_every_tile_and_batch() {
+    // Fewer blocks than tiles and batches, as past 2^31 - 1 tiles or 65,535 batches.
+    let k =
+        Kernel::build(TransposeSpec::new(16, 4, Strategy::Xor).expect("valid")).expect("builds");
+    for grid in [
+        Grid { x: 1, y: 1 },
+        Grid { x: 3, y: 2 },
+        Grid { x: 100, y: 100 },
+    ] {
+        check(&k, &Shape::batched(5, 40, 70), Some(grid));
+    }
+    let mut dst = vec![0u8; 16];
+    assert!(matches!(
+        sim::run(
+            &k,
+            &Shape::new(2, 2),
+            &[0; 16],
+            &mut dst,
+            Some(Grid { x: 0, y: 1 })
+        ),
+        Err(SimError::EmptyGrid(_))
+    ));
+}
+
+#[test]
+fn bad_buffers_are_errors_not_panics() {
+    let k =
+        Kernel::build(TransposeSpec::new(32, 4, Strategy::Xor).expect("valid")).expect("builds");
+    let mut dst = vec![0u8; 4 * 12];
+    let e = sim::run(&k, &Shape::new(3, 4), &[0; 4 * 11], &mut dst, None).unwrap_err();
+    assert!(e.to_string().starts_with("src holds 11 elements"), "{e}");
+    let e = sim::run(&k, &Shape::new(3, 4), &[0; 48], &mut dst[..44], None).unwrap_err();
+    assert!(e.to_string().starts_with("dst holds 11 elements"), "{e}");
+}
+
+#[test]
+fn the_simulator_catches_wrong_indices() {
+    // A test that cannot fail proves nothing: break the kernel and watch it fail.
+    let good = Kernel::build(TransposeSpec::new(32, 4, Strategy::Pad(None)).expect("valid"))
+        .expect("builds");
+    let shape = Shape::new(40, 50);
+    let src = noise(2000 * 4, 1);
+    let mut dst = vec![0u8; 2000 * 4];
+
+    // 1. Shared read at the wrong place: reads what this tile never wrote.
+    let mut bad = good.clone();
+    bad.moves[1].from.index = bad.moves[1].from.index.clone() + 1;
+    assert!(sim::run(&bad, &shape, &src, &mut dst, None).is_err());
+
+    // 2. Reading the tile untransposed: runs, but the output is wrong.
+    let mut bad = good.clone();
+    bad.moves[1].from.index = bad.moves[0].to.index.clone();
+    let mut want = vec![0u8; 2000 * 4];
+    sim::reference(&shape, 4, &src, &mut want).expect("reference");
+    if sim::run(&bad, &shape, &src, &mut dst, None).is_ok() {
+        assert_ne!(dst, want);
+    }
+
+    // 3. A guard dropped: writes past the matrix are caught.
+    let mut bad = good.clone();
+    bad.moves[1].guard.0.clear();
+    assert!(sim::run(&bad, &shape, &src, &mut dst, None).is_err());
+
+    // 4. Every element written twice.
+    let mut bad = good;
+    let first = bad.moves[1].clone();
+    bad.moves.push(first);
+    assert!(matches!(
+        sim::run(&bad, &shape, &src, &mut dst, None),
+        Err(SimError::WriteCount { count: 2, .. })
+    ));
+}
+
+#[test]
+fn indices_are_64_bit() {
+    // The last element of a 3 x (2^31 + 5) matrix lies past 2^32: the expressions
+    // must compute it exactly (the C declares every global index unsigned long long).
+    let k =
+        Kernel::build(TransposeSpec::new(32, 2, Strategy::Xor).expect("valid")).expect("builds");
+    let (rows, cols) = (3i64, (1i64 << 31) + 5);
+    let mut env = Env::default();
+    env.set(Var::Rows, rows);
+    env.set(Var::Cols, cols);
+    env.set(Var::SrcLd, cols);
+    env.set(Var::DstLd, rows);
+    let tiles_x = (cols + 31) / 32;
+    // Thread (tx, ty) = (4, 2) in the last tile column, j = 0: source (2, cols - 1).
+    env.set(Var::Tile, tiles_x - 1);
+    env.set(Var::Tx, (cols - 1) % 32);
+    env.set(Var::Ty, 2);
+    let load = &k.moves[0];
+    assert!(load.guard.eval(&env).expect("evaluates"));
+    assert_eq!(load.from.index.eval(&env), Ok(2 * cols + cols - 1));
+    assert_eq!(load.from.mem, Mem::Src);
+    // The store phase writes destination (cols - 1, 2) = (cols - 1) * rows + 2.
+    env.set(Var::Ty, (cols - 1) % 32);
+    env.set(Var::Tx, 2);
+    let store = &k.moves[1];
+    assert!(store.guard.eval(&env).expect("evaluates"));
+    assert_eq!(store.to.index.eval(&env), Ok((cols - 1) * rows + 2));
+    let c = bankfree_gen::emit::emit(&k);
+    assert!(c.contains("const unsigned long long out_row = "));
+    assert!(!c.contains(" int "), "no 32-bit signed index math");
+}

@@ -1,0 +1,41 @@
+//! Snapshots of the emitted CUDA C: any change to generated code shows in review.
+
+use bankfree_gen::{emit::emit, Kernel, Strategy, TransposeSpec};
+
+fn c(tile: u32, elem_bytes: u32, strategy: &str) -> String {
+    let strategy: Strategy = strategy.parse().expect("valid strategy");
+    emit(
+        &Kernel::build(TransposeSpec::new(tile, elem_bytes, strategy).expect("valid"))
+            .expect("builds"),
+    )
+}
+
+#[test]
+fn pad_f32() {
+    insta::assert_snapshot!(c(32, 4, "pad"));
+}
+
+#[test]
+fn swizzle_f32() {
+    insta::assert_snapshot!(c(32, 4, "swizzle"));
+}
+
+#[test]
+fn rotate_u8() {
+    insta::assert_snapshot!(c(32, 1, "swizzle(rotate)"));
+}
+
+#[test]
+fn naive_f64() {
+    insta::assert_snapshot!(c(32, 8, "naive"));
+}
+
+#[test]
+fn pad_float3_word_planar() {
+    insta::assert_snapshot!(c(32, 12, "pad"));
+}
+
+#[test]
+fn swizzle_uint4_tile64_dynamic_shared() {
+    insta::assert_snapshot!(c(64, 16, "swizzle"));
+}

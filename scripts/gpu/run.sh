@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# There (the H100 machine, from the repository root): every GPU check of the
+# generated kernels. Logs go to $OUT; the summary table is printed last.
+set -uo pipefail
+K=.gpu/kernels
+OUT=${OUT:-/tmp/bankfree-gpu}; mkdir -p "$OUT"; export OUT
+export PYTHONUNBUFFERED=1
+C=scripts/gpu/check.py
+status=()
+step() { # name, command...
+  local name=$1; shift
+  echo "=== $name"
+  if "$@" 2>&1 | tee "$OUT/$name.log"; then status+=("$name: ok"); else status+=("$name: FAILED"); fi
+}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
+step compile python3 $C compile $K
+step correct python3 $C correct $K
+ncu --clock-control none --kernel-name regex:bankfree_transpose --csv --log-file "$OUT/ncu.csv" \
+  --metrics smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_inst_executed_op_shared_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum \
+  python3 $C ncu-run $K > "$OUT/ncu-run.log" 2>&1
+step ncu python3 $C ncu-compare $K "$OUT/ncu.csv"
+for tool in memcheck racecheck synccheck; do
+  step "sanitizer-$tool" compute-sanitizer --tool $tool --error-exitcode 3 python3 $C sanitize $K
+done
+step time python3 $C time $K
+echo "=== summary"
+tail -n 3 "$OUT/compile.log" "$OUT/correct.log" | grep -v '^$'
+tail -n 1 "$OUT/ncu.log"
+for tool in memcheck racecheck synccheck; do grep -h 'ERROR SUMMARY' "$OUT/sanitizer-$tool.log" | sed "s/^/$tool: /"; done
+cat "$OUT/time.log"
+printf '%s\n' "${status[@]}"
