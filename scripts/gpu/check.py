@@ -208,11 +208,17 @@ def ncu_subset(ks):
 
 
 def cmd_ncu_run(kdir):
+    """NCU_N sets the side (default 1024, a multiple of every tile: interior tiles only);
+    NCU_ONLY keeps the kernels whose entry contains one of its comma-separated words."""
     import cupy as cp
+    n = int(os.environ.get("NCU_N", "1024"))
+    only = [w for w in os.environ.get("NCU_ONLY", "").split(",") if w]
     for k in ncu_subset(load(kdir)):
+        if only and not any(w in k["entry"] for w in only):
+            continue
         e = k["spec"]["elem_bytes"]
-        shape = dense(1, 1024, 1024)  # a multiple of every tile: interior tiles only
-        src = cp.zeros(1024 * 1024 * e, dtype=cp.uint8) + 1
+        shape = dense(1, n, n)
+        src = cp.zeros(n * n * e, dtype=cp.uint8) + 1
         dst = cp.zeros_like(src)
         launch(cupy_kernel(kdir, k), k, src, dst, shape)
     cp.cuda.runtime.deviceSynchronize()
