@@ -1,45 +1,171 @@
-//! The main job: transpose an 8192 x 8192 f32 matrix on GPU 0 with `pad` and
-//! `swizzle` kernels.
+//! The main job: transpose an 8192 x 8192 f32 matrix of random values on GPU 0 with
+//! `pad` and `swizzle` kernels, check it against a CPU transpose, and report GB/s,
+//! the ratio to cudaMemcpy device-to-device of the same bytes (same run), and how
+//! long the first call (compile or disk-cache hit) and a later call took.
 //!
-//! Today this prints what the generator builds for that job (the kernels, their
-//! shared memory and the bank analyzer's verdict) and exits with status 2: the GPU
-//! runtime (`bankfree-runtime`) that compiles and launches them is not written yet.
+//! Without a driver, a GPU or NVRTC it says what is missing and how to get it,
+//! prints the kernels' bank verdicts, and exits with status 2.
 
-use bankfree::gen::{bank::Model, emit::emit, Kernel, Strategy, TransposeSpec};
+use bankfree::cudarc::driver::{CudaContext, CudaStream};
+use bankfree::gen::{bank::Model, Kernel, Shape, Strategy, TransposeSpec};
+use bankfree::runtime::{probe, stats, transpose, KernelSource};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+const N: usize = 8192;
+
+fn kernels() -> Result<Vec<(Strategy, Kernel)>, String> {
+    [Strategy::Pad(None), Strategy::Xor]
+        .into_iter()
+        .map(|s| {
+            let k = TransposeSpec::new(32, 4, s)
+                .and_then(Kernel::build)
+                .map_err(|e| e.to_string())?;
+            Ok((s, k))
+        })
+        .collect()
+}
 
 fn main() -> ExitCode {
-    for strategy in [Strategy::Pad(None), Strategy::Xor] {
-        let kernel = match TransposeSpec::new(32, 4, strategy).and_then(Kernel::build) {
-            Ok(k) => k,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(2);
-            }
-        };
-        let report = kernel.analyze(Model::Hopper);
-        println!(
-            "{:<16} {} ({}, {} bytes of shared memory per block): {}",
-            strategy.to_string(),
-            kernel.entry_name(),
-            kernel.layout,
-            kernel.shared_bytes(),
-            report.verdict()
-        );
-        for i in &report.instructions {
-            println!(
-                "    shared {:<5} {:<45} {} wavefronts (ideal {})",
-                i.kind, i.access, i.wavefronts, i.ideal
-            );
+    let ks = match kernels() {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
         }
-        if std::env::var_os("BANKFREE_SHOW_SOURCE").is_some() {
-            println!("{}", emit(&kernel));
+    };
+    for (s, k) in &ks {
+        println!(
+            "{:<14} {} ({}, {} B shared): {}",
+            s.to_string(),
+            k.entry_name(),
+            k.layout,
+            k.shared_bytes(),
+            k.analyze(Model::Hopper).verdict()
+        );
+    }
+    match probe() {
+        Ok(p) => println!(
+            "GPU 0: {} (sm_{}{}), NVRTC {}.{}",
+            p.device, p.compute_capability.0, p.compute_capability.1, p.nvrtc.0, p.nvrtc.1
+        ),
+        Err(e) => {
+            eprintln!("\nnot run on a GPU: {e}");
+            return ExitCode::from(2);
         }
     }
-    eprintln!(
-        "\nnot run on a GPU: this build of bankfree has no GPU runtime yet (bankfree-runtime \
-         is an empty shell). The kernels above are what it will compile with NVRTC and launch; \
-         print their CUDA C with BANKFREE_SHOW_SOURCE=1, or with `cargo run -p bankfree-gen -- gen`."
+    match run(&ks) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn median_ms(
+    stream: &Arc<CudaStream>,
+    reps: usize,
+    mut f: impl FnMut() -> Result<(), String>,
+) -> Result<f64, String> {
+    let flags = Some(bankfree::cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let (a, b) = (
+        stream.record_event(flags).map_err(|e| e.to_string())?,
+        stream.record_event(flags).map_err(|e| e.to_string())?,
     );
-    ExitCode::from(2)
+    let mut t = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        a.record(stream).map_err(|e| e.to_string())?;
+        f()?;
+        b.record(stream).map_err(|e| e.to_string())?;
+        b.synchronize().map_err(|e| e.to_string())?;
+        t.push(a.elapsed_ms(&b).map_err(|e| e.to_string())? as f64);
+    }
+    t.sort_by(f64::total_cmp);
+    Ok(t[reps / 2])
+}
+
+fn run(ks: &[(Strategy, Kernel)]) -> Result<(), String> {
+    let stream = CudaContext::new(0)
+        .map_err(|e| e.to_string())?
+        .default_stream();
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let host: Vec<f32> = (0..N * N)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 40) as f32 / 16_777_216.0 - 0.5
+        })
+        .collect();
+    let mut want = vec![0f32; N * N];
+    for r in 0..N {
+        for c in 0..N {
+            want[c * N + r] = host[r * N + c];
+        }
+    }
+    let src = stream.clone_htod(&host).map_err(|e| e.to_string())?;
+    let mut dst = stream
+        .alloc_zeros::<f32>(N * N)
+        .map_err(|e| e.to_string())?;
+    let mut copy = stream
+        .alloc_zeros::<f32>(N * N)
+        .map_err(|e| e.to_string())?;
+    let shape = Shape::new(N as u64, N as u64);
+    let bytes = 2.0 * (N * N * 4) as f64;
+    let memcpy = median_ms(&stream, 30, || {
+        stream
+            .memcpy_dtod(&src, &mut copy)
+            .map_err(|e| e.to_string())
+    })?;
+    println!(
+        "\n{:<14} {:>10} {:>9} {:>10} {:>11} {:>11}",
+        "8192x8192 f32", "ms", "GB/s", "vs memcpy", "first call", "later call"
+    );
+    println!(
+        "{:<14} {:>10.3} {:>9.0} {:>10.2}",
+        "memcpy D2D",
+        memcpy,
+        bytes / memcpy / 1e6,
+        1.0
+    );
+    for (s, k) in ks {
+        let ks = KernelSource::from_kernel(k);
+        let before = stats();
+        let t0 = Instant::now();
+        transpose(&ks, &src, &mut dst, &shape, None).map_err(|e| e.to_string())?;
+        stream.synchronize().map_err(|e| e.to_string())?;
+        let first = t0.elapsed().as_secs_f64() * 1e3;
+        let how = if stats().compiles > before.compiles {
+            "compiled"
+        } else {
+            "disk cache"
+        };
+        let got = stream.clone_dtoh(&dst).map_err(|e| e.to_string())?;
+        if got != want {
+            return Err(format!(
+                "{}: the GPU result differs from the CPU transpose",
+                k.entry_name()
+            ));
+        }
+        let t1 = Instant::now();
+        transpose(&ks, &src, &mut dst, &shape, None).map_err(|e| e.to_string())?;
+        stream.synchronize().map_err(|e| e.to_string())?;
+        let later = t1.elapsed().as_secs_f64() * 1e3;
+        let ms = median_ms(&stream, 30, || {
+            transpose(&ks, &src, &mut dst, &shape, None).map_err(|e| e.to_string())
+        })?;
+        println!(
+            "{:<14} {:>10.3} {:>9.0} {:>10.2} {:>7.1} ms ({how}) {:>7.3} ms",
+            s.to_string(),
+            ms,
+            bytes / ms / 1e6,
+            memcpy / ms,
+            first,
+            later
+        );
+    }
+    println!("results checked against a CPU transpose: equal");
+    Ok(())
 }

@@ -30,11 +30,12 @@ pub const MAX_GRID_X: u64 = (1 << 31) - 1;
 /// Largest grid y the launcher uses; the batch loop strides over the rest.
 pub const MAX_GRID_Y: u64 = 65_535;
 
-/// Grid and block for a launch: `(grid, block)`.
-pub fn launch_dims(kernel: &Kernel, tiles: u64, batch: u64) -> ([u32; 3], [u32; 3]) {
+/// Grid and block for a launch of a `tile` x `block_rows` kernel over `tiles` tiles
+/// per matrix and `batch` matrices: `(grid, block)`.
+pub fn launch_dims(tile: u32, block_rows: u32, tiles: u64, batch: u64) -> ([u32; 3], [u32; 3]) {
     let gx = tiles.clamp(1, MAX_GRID_X) as u32;
     let gy = batch.clamp(1, MAX_GRID_Y) as u32;
-    ([gx, gy, 1], [kernel.spec.tile, kernel.spec.block_rows, 1])
+    ([gx, gy, 1], [tile, block_rows, 1])
 }
 
 /// Tiles per matrix for a `rows x cols` source (the value of the `ntiles` expression).

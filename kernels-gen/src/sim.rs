@@ -114,7 +114,7 @@ pub fn run(
     }
     let tiles = tile_count(kernel, shape.rows, shape.cols);
     let grid = grid.unwrap_or_else(|| {
-        let (g, _) = launch_dims(kernel, tiles, shape.batch);
+        let (g, _) = launch_dims(kernel.spec.tile, kernel.spec.block_rows, tiles, shape.batch);
         Grid {
             x: u64::from(g[0]),
             y: u64::from(g[1]),

@@ -1,4 +1,83 @@
-//! `bankfree-runtime`: finds CUDA and NVRTC, compiles what `bankfree-gen` emits,
-//! caches the binaries and launches them.
+//! `bankfree-runtime`: finds CUDA and NVRTC, compiles what `bankfree-gen` emits for
+//! the GPU at hand, caches the binaries in memory and on disk, and launches them.
 //!
-//! This crate is a shell until its issue lands: it exports nothing yet.
+//! Nothing here panics when the driver or NVRTC is missing: those are
+//! [`Error::DriverNotFound`] and [`Error::NvrtcNotFound`], whose messages say what
+//! was searched and how to install the missing piece.
+//!
+//! ```no_run
+//! use bankfree_gen::{Kernel, Shape, Strategy, TransposeSpec};
+//! use bankfree_runtime::{transpose, KernelSource};
+//! use cudarc::driver::CudaContext;
+//!
+//! bankfree_runtime::probe()?;                                 // driver, GPU and NVRTC, or an error
+//! let kernel = KernelSource::from_kernel(&Kernel::build(TransposeSpec::new(32, 4, Strategy::Xor)?)?);
+//! let stream = CudaContext::new(0).map_err(|e| e.to_string())?.default_stream();
+//! let src = stream.clone_htod(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]).map_err(|e| e.to_string())?;
+//! let mut dst = stream.alloc_zeros::<f32>(6).map_err(|e| e.to_string())?;
+//! transpose(&kernel, &src, &mut dst, &Shape::new(2, 3), None)?; // dst = 3 x 2
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Caches
+//! * In memory: per CUDA context and kernel; many threads asking at once compile once.
+//! * On disk: `BANKFREE_CACHE_DIR` or the user's cache folder (`$XDG_CACHE_HOME/bankfree`),
+//!   off with `BANKFREE_CACHE=off`; see [`disk`].
+//! * [`stats`] counts compiles, disk hits and memory hits.
+
+pub mod compiler;
+pub mod disk;
+pub mod error;
+pub mod kernel;
+
+mod cache;
+mod discover;
+#[allow(unsafe_code)]
+mod ffi;
+mod launch;
+
+pub use cache::{binary, stats, Stats};
+pub use discover::candidate_dirs as nvrtc_search_dirs;
+pub use error::{Error, Result};
+pub use kernel::KernelSource;
+pub use launch::{transpose, DstArg, SrcArg};
+
+/// What this machine offers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Probe {
+    pub device: String,
+    /// `(major, minor)` compute capability of GPU 0.
+    pub compute_capability: (i32, i32),
+    pub nvrtc: (i32, i32),
+}
+
+/// Checks for the driver, GPU 0 and NVRTC, in that order, without panicking.
+pub fn probe() -> Result<Probe> {
+    discover::driver()?;
+    let ctx = cudarc::driver::CudaContext::new(0).map_err(|e| {
+        let no_device = matches!(
+            e.0,
+            cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE
+                | cudarc::driver::sys::CUresult::CUDA_ERROR_INVALID_DEVICE
+        );
+        if no_device {
+            Error::NoDevice {
+                detail: format!("{:?}", e.0),
+            }
+        } else {
+            Error::cuda(e, "opening GPU 0")
+        }
+    })?;
+    let device = ctx
+        .name()
+        .map_err(|e| Error::cuda(e, "reading the device name"))?;
+    let compute_capability = ctx
+        .compute_capability()
+        .map_err(|e| Error::cuda(e, "reading the compute capability"))?;
+    let nvrtc = compiler::nvrtc_version()?;
+    Ok(Probe {
+        device,
+        compute_capability,
+        nvrtc,
+    })
+}

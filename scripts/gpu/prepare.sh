@@ -3,8 +3,19 @@
 # git-ignored .gpu/ folder, which the device tool carries (`carry: [".gpu"]`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-rm -rf .gpu && mkdir -p .gpu
+rm -rf .gpu && mkdir -p .gpu/bin
 cargo build --release -p bankfree-gen
 cp target/release/bankfree-gen .gpu/
 .gpu/bankfree-gen grid --out .gpu/kernels
+cargo build --release --examples
+cp target/release/examples/transpose target/release/examples/runtime_overhead .gpu/bin/
+# The release test binaries whose #[ignore = "needs a CUDA GPU"] tests run there.
+cargo test --release -p bankfree-runtime --test gpu --no-run --message-format=json \
+  | python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
+        print(m["executable"])' \
+  | while read -r exe; do cp "$exe" ".gpu/bin/$(basename "$exe" | sed 's/-[0-9a-f]*$//')"; done
+ls -la .gpu/bin
 du -sh .gpu

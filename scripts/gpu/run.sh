@@ -29,9 +29,19 @@ for tool in memcheck racecheck synccheck; do
   step "sanitizer-$tool" timeout 150 compute-sanitizer --tool $tool --error-exitcode 3 python3 $C sanitize $K
 done
 step time python3 $C time $K
+# The Rust side: GPU tests, the runtime's costs, and the main example twice (the
+# second run must load its kernels from the disk cache).
+step gpu-tests .gpu/bin/gpu --include-ignored --test-threads=1
+step overhead .gpu/bin/runtime_overhead
+export BANKFREE_CACHE_DIR=/tmp/bankfree-example-cache; rm -rf "$BANKFREE_CACHE_DIR"
+step example-first .gpu/bin/transpose
+step example-second .gpu/bin/transpose
 echo "=== summary"
 tail -n 3 "$OUT/compile.log" "$OUT/correct.log" | grep -v '^$'
 tail -n 1 "$OUT/ncu.log"; echo "under load (1024 x 1024): $(tail -n 1 "$OUT/ncu-loaded.log")"
 for tool in memcheck racecheck synccheck; do grep -h 'ERROR SUMMARY' "$OUT/sanitizer-$tool.log" | sed "s/^/$tool: /"; done
 cat "$OUT/time.log"
+grep -h 'test result' "$OUT/gpu-tests.log"
+cat "$OUT/overhead.log"
+tail -n 5 "$OUT/example-first.log" "$OUT/example-second.log"
 printf '%s\n' "${status[@]}"

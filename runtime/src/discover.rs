@@ -1,0 +1,193 @@
+//! Finding NVRTC and the driver without letting cudarc panic.
+//!
+//! NVRTC is searched, in order:
+//! 1. `BANKFREE_NVRTC=/path/to/libnvrtc.so.N`: used alone when set;
+//! 2. the dynamic loader's path (`libnvrtc.so`, `.so.13`, `.so.12`, `.so.11.2`);
+//! 3. `$CUDA_PATH`, `$CUDA_HOME`, `/usr/local/cuda`, `/opt/cuda`: `lib64` and
+//!    `targets/x86_64-linux/lib`;
+//! 4. NVIDIA's pip wheels in Python environments (`$VIRTUAL_ENV`, `$CONDA_PREFIX`,
+//!    `~/.local`, pyenv versions, `/usr/local`, `/usr`, `/opt/conda`):
+//!    `site-packages/nvidia/cu13/lib` and `site-packages/nvidia/cuda_nvrtc/lib`.
+//!
+//! A library found by path gets its `libnvrtc-builtins` (same folder) loaded first,
+//! so NVRTC finds it without `LD_LIBRARY_PATH`.
+
+use crate::error::Error;
+use crate::ffi::{self, Nvrtc};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Names the dynamic loader is asked for.
+const LOADER_NAMES: [&str; 4] = [
+    "libnvrtc.so",
+    "libnvrtc.so.13",
+    "libnvrtc.so.12",
+    "libnvrtc.so.11.2",
+];
+
+/// The NVRTC library this process uses (searched once).
+pub fn nvrtc() -> Result<&'static Nvrtc, Error> {
+    static NVRTC: OnceLock<Result<Nvrtc, Error>> = OnceLock::new();
+    NVRTC.get_or_init(find_nvrtc).as_ref().map_err(Clone::clone)
+}
+
+/// The driver is loadable (checked before any cudarc driver call).
+pub fn driver() -> Result<(), Error> {
+    if ffi::driver_present() {
+        Ok(())
+    } else {
+        Err(Error::DriverNotFound {
+            searched: "libcuda.so, libcuda.so.1 and cudarc's other candidate names".into(),
+        })
+    }
+}
+
+fn find_nvrtc() -> Result<Nvrtc, Error> {
+    let mut tried = Vec::new();
+    if let Some(p) = std::env::var_os("BANKFREE_NVRTC") {
+        let p = PathBuf::from(p);
+        return open(&p).map_err(|e| Error::NvrtcNotFound {
+            searched: format!(
+                "BANKFREE_NVRTC={} ({e}); unset it to search the usual places",
+                p.display()
+            ),
+        });
+    }
+    for name in LOADER_NAMES {
+        match Nvrtc::open(Path::new(name)) {
+            Ok(n) => return Ok(n),
+            Err(_) => tried.push(format!("{name} (loader path)")),
+        }
+    }
+    for dir in candidate_dirs() {
+        for lib in nvrtc_files(&dir) {
+            match open(&lib) {
+                Ok(n) => return Ok(n),
+                Err(e) => tried.push(format!("{} ({e})", lib.display())),
+            }
+        }
+        tried.push(dir.display().to_string());
+    }
+    Err(Error::NvrtcNotFound {
+        searched: tried.join(", "),
+    })
+}
+
+fn open(path: &Path) -> Result<Nvrtc, String> {
+    if let Some(dir) = path.parent() {
+        for b in files_starting(dir, "libnvrtc-builtins.so") {
+            let _ = ffi::preload(&b);
+        }
+    }
+    Nvrtc::open(path)
+}
+
+/// Folders that may hold NVRTC, in search order (existing ones only).
+pub fn candidate_dirs() -> Vec<PathBuf> {
+    let env = |k: &str| std::env::var_os(k).map(PathBuf::from);
+    let mut roots: Vec<PathBuf> = ["CUDA_PATH", "CUDA_HOME"]
+        .iter()
+        .filter_map(|k| env(k))
+        .collect();
+    roots.extend(["/usr/local/cuda", "/opt/cuda"].map(PathBuf::from));
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for r in roots {
+        dirs.push(r.join("lib64"));
+        dirs.push(r.join("targets/x86_64-linux/lib"));
+    }
+    let home = dirs::home_dir();
+    let mut prefixes: Vec<PathBuf> = ["VIRTUAL_ENV", "CONDA_PREFIX"]
+        .iter()
+        .filter_map(|k| env(k))
+        .collect();
+    if let Some(h) = &home {
+        prefixes.push(h.join(".local"));
+        prefixes.extend(subdirs(&h.join(".pyenv/versions")));
+    }
+    prefixes.extend(["/usr/local", "/usr", "/opt/conda"].map(PathBuf::from));
+    for p in prefixes {
+        for py in subdirs(&p.join("lib"))
+            .into_iter()
+            .filter(|d| name_starts(d, "python3"))
+        {
+            for sp in ["site-packages", "dist-packages"] {
+                dirs.push(py.join(sp).join("nvidia/cu13/lib"));
+                dirs.push(py.join(sp).join("nvidia/cuda_nvrtc/lib"));
+            }
+        }
+    }
+    dirs.retain(|d| d.is_dir());
+    dirs.dedup();
+    dirs
+}
+
+/// `libnvrtc.so*` files in `dir` (not the builtins), highest version first.
+pub fn nvrtc_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = files_starting(dir, "libnvrtc.so")
+        .into_iter()
+        .filter(|p| !name_starts(p, "libnvrtc-builtins") && !p.to_string_lossy().contains(".alt."))
+        .collect();
+    v.sort();
+    v.reverse();
+    v
+}
+
+fn name_starts(p: &Path, prefix: &str) -> bool {
+    p.file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
+}
+
+fn files_starting(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| name_starts(p, prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_wheel_layouts_and_orders_versions() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let lib = dir.path().join("nvidia/cu13/lib");
+        std::fs::create_dir_all(&lib).expect("mkdir");
+        for f in [
+            "libnvrtc.so.12",
+            "libnvrtc.so.13",
+            "libnvrtc-builtins.so.13.0",
+            "libnvrtc.alt.so.13",
+        ] {
+            std::fs::write(lib.join(f), b"").expect("write");
+        }
+        let found: Vec<String> = nvrtc_files(&lib)
+            .iter()
+            .map(|p| {
+                p.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
+            .collect();
+        assert_eq!(found, ["libnvrtc.so.13", "libnvrtc.so.12"]);
+        // A file that is not a library is reported, not loaded blindly.
+        assert!(open(&lib.join("libnvrtc.so.13")).is_err());
+    }
+}

@@ -1,0 +1,85 @@
+//! The runtime's errors: each names what went wrong and how to fix it.
+
+use bankfree_gen::shape::ShapeError;
+
+/// Everything the runtime can fail with.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// No NVIDIA driver library could be loaded.
+    #[error("no NVIDIA driver found: none of {searched} could be loaded by the dynamic loader. \
+             Install the NVIDIA driver (it provides libcuda.so.1), or add its folder to LD_LIBRARY_PATH")]
+    DriverNotFound { searched: String },
+
+    /// No NVRTC library could be loaded.
+    #[error(
+        "NVRTC (the CUDA runtime compiler) not found; searched: {searched}. \
+             Install the CUDA toolkit, or `pip install nvidia-cuda-nvrtc`, \
+             or point BANKFREE_NVRTC at libnvrtc.so.N"
+    )]
+    NvrtcNotFound { searched: String },
+
+    /// The driver is there but reports no CUDA device.
+    #[error("the NVIDIA driver reports no CUDA device ({detail}); check `nvidia-smi` and CUDA_VISIBLE_DEVICES")]
+    NoDevice { detail: String },
+
+    /// A CUDA driver call failed; `code` is the `CUresult`.
+    #[error("CUDA error {code} ({name}) in {during}")]
+    Cuda {
+        code: i32,
+        name: String,
+        during: &'static str,
+    },
+
+    /// NVRTC failed to compile a kernel.
+    #[error("NVRTC could not compile `{entry}` (options {options:?}): {reason}\n--- log ---\n{log}\n--- source ---\n{source_code}")]
+    Compile {
+        entry: String,
+        reason: String,
+        options: Vec<String>,
+        log: String,
+        source_code: String,
+    },
+
+    /// The shape or the buffers do not fit.
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
+
+    /// The element type does not match the kernel.
+    #[error("the kernel `{entry}` moves {kernel_bytes}-byte elements but the buffers hold {rust_bytes}-byte elements; \
+             use a kernel built for this element type")]
+    ElementSize {
+        entry: String,
+        kernel_bytes: u32,
+        rust_bytes: usize,
+    },
+
+    /// The destination lives on another device or context than the kernel launch.
+    #[error("{what}; pass buffers and stream of one CUDA context")]
+    Context { what: String },
+
+    /// The kernel needs more shared memory than this device allows per block.
+    #[error(
+        "`{entry}` needs {needed} bytes of shared memory per block but {device} allows {allowed}; \
+             use a smaller tile or `strategy = swizzle`"
+    )]
+    SharedMemory {
+        entry: String,
+        needed: u32,
+        allowed: u32,
+        device: String,
+    },
+}
+
+impl Error {
+    /// A driver error, keeping its code.
+    pub(crate) fn cuda(e: cudarc::driver::DriverError, during: &'static str) -> Error {
+        Error::Cuda {
+            code: e.0 as i32,
+            name: format!("{:?}", e.0),
+            during,
+        }
+    }
+}
+
+/// `Result<T, bankfree_runtime::Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

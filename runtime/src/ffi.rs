@@ -1,0 +1,220 @@
+//! Every `unsafe` block of the runtime, each with its `// SAFETY:` reason.
+//!
+//! * probing for the driver library before cudarc touches it (cudarc panics when
+//!   libcuda cannot be loaded, so nothing calls it before [`driver_present`]);
+//! * NVRTC through its C API, loaded by path with libloading (cudarc's own NVRTC
+//!   loader also panics, and only searches the loader's path);
+//! * the kernel launch.
+
+use cudarc::driver::{DriverError, LaunchArgs, LaunchConfig};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::path::Path;
+
+/// Whether cudarc can load the driver library (libcuda).
+pub fn driver_present() -> bool {
+    // SAFETY: `is_culib_present` only tries `dlopen` on candidate names and closes
+    // what it opened; it calls no driver function.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+/// Loads a shared library by path and keeps it loaded for the life of the process,
+/// so that later `dlopen`s of its soname (NVRTC's of its builtins) find it.
+pub fn preload(path: &Path) -> Result<(), String> {
+    // SAFETY: loading runs the library's initializers; the NVIDIA libraries we load
+    // here have no initializers with preconditions, and we never unload them.
+    let lib = unsafe { libloading::Library::new(path) }.map_err(|e| e.to_string())?;
+    std::mem::forget(lib);
+    Ok(())
+}
+
+type Prog = *mut c_void;
+type Res = c_int;
+
+/// The NVRTC C API, resolved from one loaded library.
+pub struct Nvrtc {
+    _lib: libloading::Library,
+    version: unsafe extern "C" fn(*mut c_int, *mut c_int) -> Res,
+    num_archs: unsafe extern "C" fn(*mut c_int) -> Res,
+    archs: unsafe extern "C" fn(*mut c_int) -> Res,
+    create: unsafe extern "C" fn(
+        *mut Prog,
+        *const c_char,
+        *const c_char,
+        c_int,
+        *const *const c_char,
+        *const *const c_char,
+    ) -> Res,
+    destroy: unsafe extern "C" fn(*mut Prog) -> Res,
+    compile: unsafe extern "C" fn(Prog, c_int, *const *const c_char) -> Res,
+    log_size: unsafe extern "C" fn(Prog, *mut usize) -> Res,
+    log: unsafe extern "C" fn(Prog, *mut c_char) -> Res,
+    cubin_size: unsafe extern "C" fn(Prog, *mut usize) -> Res,
+    cubin: unsafe extern "C" fn(Prog, *mut c_char) -> Res,
+    ptx_size: unsafe extern "C" fn(Prog, *mut usize) -> Res,
+    ptx: unsafe extern "C" fn(Prog, *mut c_char) -> Res,
+    error_string: unsafe extern "C" fn(Res) -> *const c_char,
+}
+
+/// What one compilation produced.
+pub struct Output {
+    /// `NVRTC_SUCCESS` or the error's name.
+    pub result: Result<(), String>,
+    pub log: String,
+    pub cubin: Option<Vec<u8>>,
+    pub ptx: Option<Vec<u8>>,
+}
+
+macro_rules! sym {
+    ($lib:expr, $name:literal) => {
+        // SAFETY: the symbol is NVRTC's documented C function of this name; the
+        // field type it is stored in is that function's C signature.
+        *unsafe { $lib.get($name) }
+            .map_err(|e| format!("{}: {e}", String::from_utf8_lossy($name)))?
+    };
+}
+
+impl Nvrtc {
+    /// Opens the library at `path` and resolves the functions bankfree uses.
+    pub fn open(path: &Path) -> Result<Nvrtc, String> {
+        // SAFETY: as in `preload`.
+        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| e.to_string())?;
+        Ok(Nvrtc {
+            version: sym!(lib, b"nvrtcVersion"),
+            num_archs: sym!(lib, b"nvrtcGetNumSupportedArchs"),
+            archs: sym!(lib, b"nvrtcGetSupportedArchs"),
+            create: sym!(lib, b"nvrtcCreateProgram"),
+            destroy: sym!(lib, b"nvrtcDestroyProgram"),
+            compile: sym!(lib, b"nvrtcCompileProgram"),
+            log_size: sym!(lib, b"nvrtcGetProgramLogSize"),
+            log: sym!(lib, b"nvrtcGetProgramLog"),
+            cubin_size: sym!(lib, b"nvrtcGetCUBINSize"),
+            cubin: sym!(lib, b"nvrtcGetCUBIN"),
+            ptx_size: sym!(lib, b"nvrtcGetPTXSize"),
+            ptx: sym!(lib, b"nvrtcGetPTX"),
+            error_string: sym!(lib, b"nvrtcGetErrorString"),
+            _lib: lib,
+        })
+    }
+
+    /// `(major, minor)`.
+    pub fn version(&self) -> (i32, i32) {
+        let (mut a, mut b) = (0, 0);
+        // SAFETY: two valid out-pointers.
+        unsafe { (self.version)(&mut a, &mut b) };
+        (a, b)
+    }
+
+    /// The `sm_XY` numbers (`XY`) this NVRTC can compile for.
+    pub fn supported_archs(&self) -> Vec<i32> {
+        let mut n = 0;
+        // SAFETY: a valid out-pointer.
+        if unsafe { (self.num_archs)(&mut n) } != 0 || n <= 0 {
+            return Vec::new();
+        }
+        let mut v = vec![0; n as usize];
+        // SAFETY: `v` holds the `n` ints NVRTC writes.
+        if unsafe { (self.archs)(v.as_mut_ptr()) } != 0 {
+            return Vec::new();
+        }
+        v
+    }
+
+    fn err(&self, r: Res) -> String {
+        // SAFETY: nvrtcGetErrorString returns a static NUL-terminated string.
+        let p = unsafe { (self.error_string)(r) };
+        if p.is_null() {
+            return format!("NVRTC error {r}");
+        }
+        // SAFETY: non-null, NUL-terminated, static.
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+
+    fn bytes(
+        &self,
+        prog: Prog,
+        size: unsafe extern "C" fn(Prog, *mut usize) -> Res,
+        get: unsafe extern "C" fn(Prog, *mut c_char) -> Res,
+    ) -> Option<Vec<u8>> {
+        let mut n = 0usize;
+        // SAFETY: `prog` is a live program; `n` a valid out-pointer.
+        if unsafe { size(prog, &mut n) } != 0 || n == 0 {
+            return None;
+        }
+        let mut buf = vec![0u8; n];
+        // SAFETY: `buf` holds the `n` bytes NVRTC writes.
+        (unsafe { get(prog, buf.as_mut_ptr().cast()) } == 0).then_some(buf)
+    }
+
+    /// Compiles `source` with `options`; returns CUBIN and/or PTX and the log.
+    pub fn compile(&self, source: &str, name: &str, options: &[String]) -> Output {
+        let fail = |m: String| Output {
+            result: Err(m),
+            log: String::new(),
+            cubin: None,
+            ptx: None,
+        };
+        let (Ok(src), Ok(name)) = (CString::new(source), CString::new(name)) else {
+            return fail("the source or its name contains a NUL byte".into());
+        };
+        let opts: Vec<CString> = match options.iter().map(|o| CString::new(o.as_str())).collect() {
+            Ok(v) => v,
+            Err(_) => return fail("an option contains a NUL byte".into()),
+        };
+        let ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
+        let mut prog: Prog = std::ptr::null_mut();
+        // SAFETY: valid out-pointer, NUL-terminated source and name, no headers.
+        let r = unsafe {
+            (self.create)(
+                &mut prog,
+                src.as_ptr(),
+                name.as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        if r != 0 {
+            return fail(self.err(r));
+        }
+        // SAFETY: live program; `ptrs` holds `ptrs.len()` NUL-terminated strings that outlive the call.
+        let r = unsafe { (self.compile)(prog, ptrs.len() as c_int, ptrs.as_ptr()) };
+        let log = self
+            .bytes(prog, self.log_size, self.log)
+            .map(|b| {
+                String::from_utf8_lossy(&b)
+                    .trim_end_matches('\0')
+                    .trim()
+                    .to_string()
+            })
+            .unwrap_or_default();
+        let out = if r == 0 {
+            Output {
+                result: Ok(()),
+                log,
+                cubin: self.bytes(prog, self.cubin_size, self.cubin),
+                ptx: self.bytes(prog, self.ptx_size, self.ptx),
+            }
+        } else {
+            Output {
+                result: Err(self.err(r)),
+                log,
+                cubin: None,
+                ptx: None,
+            }
+        };
+        // SAFETY: `prog` was created above and is destroyed once.
+        unsafe { (self.destroy)(&mut prog) };
+        out
+    }
+}
+
+/// Launches the kernel whose arguments `args` holds.
+pub fn launch(args: &mut LaunchArgs<'_>, cfg: LaunchConfig) -> Result<(), DriverError> {
+    // SAFETY: the only caller (`launch::transpose`) pushed exactly the generated
+    // kernel's parameters in order (src, dst, then the seven u64 of
+    // `bankfree_gen::emit::SCALAR_PARAMS`), checked with overflow-free arithmetic
+    // that both buffers hold every element the shape addresses, and sized the
+    // grid, block and dynamic shared memory from the same spec; the kernel only
+    // reads `src` and writes `dst` inside those bounds.
+    unsafe { args.launch(cfg) }.map(|_| ())
+}

@@ -1,0 +1,38 @@
+//! What the runtime needs to know of one generated kernel.
+
+use bankfree_gen::emit::emit;
+use bankfree_gen::Kernel;
+use std::borrow::Cow;
+
+use bankfree_gen::kernel::STATIC_SHARED_LIMIT as STATIC_SHARED_LIMIT_U64;
+
+/// Kernels above this many bytes of shared memory use dynamic shared memory.
+pub const STATIC_SHARED_LIMIT: u32 = STATIC_SHARED_LIMIT_U64 as u32;
+
+/// A generated kernel: its CUDA C and the launch facts the glue needs. The
+/// `#[tiled_transpose]` attribute writes these as `static`s at compile time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelSource {
+    /// The `extern "C"` entry point.
+    pub entry: Cow<'static, str>,
+    /// The CUDA C, as `bankfree-gen` emitted it.
+    pub source: Cow<'static, str>,
+    pub tile: u32,
+    pub block_rows: u32,
+    pub elem_bytes: u32,
+    pub shared_bytes: u32,
+}
+
+impl KernelSource {
+    /// From a kernel built at run time.
+    pub fn from_kernel(k: &Kernel) -> KernelSource {
+        KernelSource {
+            entry: k.entry_name().into(),
+            source: emit(k).into(),
+            tile: k.spec.tile,
+            block_rows: k.spec.block_rows,
+            elem_bytes: k.spec.elem_bytes,
+            shared_bytes: k.shared_bytes() as u32,
+        }
+    }
+}

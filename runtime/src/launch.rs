@@ -1,0 +1,121 @@
+//! The one entry point the generated glue calls.
+
+use crate::cache;
+use crate::error::{Error, Result};
+use crate::ffi;
+use crate::kernel::{KernelSource, STATIC_SHARED_LIMIT};
+use bankfree_gen::emit::launch_dims;
+use bankfree_gen::Shape;
+use cudarc::driver::{
+    CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceSlice, LaunchArgs, LaunchConfig,
+    PushKernelArg,
+};
+use std::sync::Arc;
+
+/// A buffer the kernel reads: `CudaSlice`, `CudaView`.
+pub trait SrcArg<T>: DeviceSlice<T> {
+    #[doc(hidden)]
+    fn push_to<'a>(&'a self, args: &mut LaunchArgs<'a>);
+}
+
+/// A buffer the kernel writes: `CudaSlice`, `CudaViewMut`.
+pub trait DstArg<T>: DeviceSlice<T> {
+    #[doc(hidden)]
+    fn push_to<'a>(&'a mut self, args: &mut LaunchArgs<'a>);
+}
+
+impl<T> SrcArg<T> for CudaSlice<T> {
+    fn push_to<'a>(&'a self, args: &mut LaunchArgs<'a>) {
+        args.arg(self);
+    }
+}
+
+impl<T> SrcArg<T> for CudaView<'_, T> {
+    fn push_to<'a>(&'a self, args: &mut LaunchArgs<'a>) {
+        args.arg(self);
+    }
+}
+
+impl<T> DstArg<T> for CudaSlice<T> {
+    fn push_to<'a>(&'a mut self, args: &mut LaunchArgs<'a>) {
+        args.arg(self);
+    }
+}
+
+impl<T> DstArg<T> for CudaViewMut<'_, T> {
+    fn push_to<'a>(&'a mut self, args: &mut LaunchArgs<'a>) {
+        args.arg(self);
+    }
+}
+
+/// Transposes `src` (`shape.batch` matrices of `rows x cols`, pitches and batch
+/// strides in elements) into `dst` (`cols x rows` each) with `kernel`, on `stream`
+/// or else `dst`'s stream.
+///
+/// Checks element size, pitches and buffer lengths first (overflow-checked), returns
+/// `Ok` without launching for an empty shape, allocates no device memory and never
+/// synchronizes, so it can be captured in a CUDA graph.
+pub fn transpose<T, S, D>(
+    kernel: &KernelSource,
+    src: &S,
+    dst: &mut D,
+    shape: &Shape,
+    stream: Option<&Arc<CudaStream>>,
+) -> Result<()>
+where
+    S: SrcArg<T> + ?Sized,
+    D: DstArg<T> + ?Sized,
+{
+    if std::mem::size_of::<T>() != kernel.elem_bytes as usize {
+        return Err(Error::ElementSize {
+            entry: kernel.entry.to_string(),
+            kernel_bytes: kernel.elem_bytes,
+            rust_bytes: std::mem::size_of::<T>(),
+        });
+    }
+    shape.check_buffers(src.len() as u64, dst.len() as u64)?;
+    if shape.is_empty() {
+        return Ok(());
+    }
+    let stream = stream.unwrap_or_else(|| dst.stream()).clone();
+    let ctx = stream.context();
+    for (what, other) in [("src", src.stream()), ("dst", dst.stream())] {
+        if other.context().cu_ctx() != ctx.cu_ctx() {
+            return Err(Error::Context {
+                what: format!("{what} belongs to another CUDA context than the launch stream"),
+            });
+        }
+    }
+    let loaded = cache::function(ctx, kernel)?;
+    let t = u64::from(kernel.tile);
+    let tiles = shape
+        .rows
+        .div_ceil(t)
+        .saturating_mul(shape.cols.div_ceil(t));
+    let (grid, block) = launch_dims(kernel.tile, kernel.block_rows, tiles, shape.batch);
+    let cfg = LaunchConfig {
+        grid_dim: (grid[0], grid[1], grid[2]),
+        block_dim: (block[0], block[1], block[2]),
+        shared_mem_bytes: if kernel.shared_bytes > STATIC_SHARED_LIMIT {
+            kernel.shared_bytes
+        } else {
+            0
+        },
+    };
+    let scalars = [
+        shape.batch,
+        shape.rows,
+        shape.cols,
+        shape.src_ld,
+        shape.dst_ld,
+        shape.src_batch_stride,
+        shape.dst_batch_stride,
+    ];
+    let mut args = stream.launch_builder(&loaded.func);
+    src.push_to(&mut args);
+    dst.push_to(&mut args);
+    for s in &scalars {
+        args.arg(s);
+    }
+    ffi::launch(&mut args, cfg).map_err(|e| Error::cuda(e, "the kernel launch"))
+}

@@ -1,0 +1,243 @@
+//! On a CUDA GPU: compile, cache, launch, and compare with a CPU transpose.
+//! Run there with `--include-ignored`.
+#![allow(unsafe_code)] // only for the user-side `DeviceRepr` impl of a 12-byte element below
+
+use bankfree_gen::{Kernel, Shape, Strategy, TransposeSpec};
+use bankfree_runtime::{stats, transpose, Error, KernelSource};
+use cudarc::driver::{CudaContext, CudaStream, DeviceRepr};
+use std::fmt::Debug;
+use std::sync::Arc;
+
+/// A float3-like element, as a user's crate would declare it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct F3([u32; 3]);
+// SAFETY: plain old data, `repr(C)`, no padding.
+unsafe impl DeviceRepr for F3 {}
+
+fn stream() -> Arc<CudaStream> {
+    CudaContext::new(0).expect("GPU 0").default_stream()
+}
+
+fn kernel(tile: u32, elem: u32, strategy: Strategy) -> KernelSource {
+    KernelSource::from_kernel(
+        &Kernel::build(TransposeSpec::new(tile, elem, strategy).expect("spec")).expect("builds"),
+    )
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn reference<T: Copy>(shape: &Shape, src: &[T], dst: &mut [T]) {
+    for b in 0..shape.batch {
+        for r in 0..shape.rows {
+            for c in 0..shape.cols {
+                let s = (b * shape.src_batch_stride + r * shape.src_ld + c) as usize;
+                let d = (b * shape.dst_batch_stride + c * shape.dst_ld + r) as usize;
+                dst[d] = src[s];
+            }
+        }
+    }
+}
+
+/// Random source, poisoned destination, the whole destination compared.
+fn check<T: DeviceRepr + Copy + PartialEq + Debug>(
+    s: &Arc<CudaStream>,
+    k: &KernelSource,
+    shape: &Shape,
+    make: impl Fn(u64) -> T,
+) {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ shape.rows ^ (shape.cols << 20));
+    let host: Vec<T> = (0..shape.src_elems().expect("shape"))
+        .map(|_| make(rng.next()))
+        .collect();
+    let poison: Vec<T> = (0..shape.dst_elems().expect("shape"))
+        .map(|_| make(rng.next()))
+        .collect();
+    let src = s.clone_htod(&host).expect("upload");
+    let mut dst = s.clone_htod(&poison).expect("upload");
+    transpose(k, &src, &mut dst, shape, None).unwrap_or_else(|e| panic!("{}: {e}", k.entry));
+    let got = s.clone_dtoh(&dst).expect("download");
+    let mut want = poison;
+    reference(shape, &host, &mut want);
+    assert!(got == want, "{} on {shape:?}: wrong result", k.entry);
+}
+
+fn shapes() -> Vec<Shape> {
+    vec![
+        Shape::new(1, 1),
+        Shape::new(1, 7),
+        Shape::new(7, 1),
+        Shape::new(31, 33),
+        Shape::new(1080, 1920),
+        Shape::batched(3, 37, 41),
+        Shape {
+            src_ld: 75,
+            dst_ld: 50,
+            src_batch_stride: 45 * 75 + 11,
+            dst_batch_stride: 70 * 50 + 7,
+            ..Shape::batched(2, 45, 70)
+        },
+    ]
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_strategy_and_element_size() {
+    let s = stream();
+    for strategy in [
+        Strategy::Naive,
+        Strategy::None,
+        Strategy::Pad(None),
+        Strategy::Xor,
+        Strategy::Rotate,
+    ] {
+        for shape in shapes() {
+            check(&s, &kernel(32, 1, strategy), &shape, |x| x as u8);
+            check(&s, &kernel(32, 2, strategy), &shape, |x| x as u16);
+            check(&s, &kernel(32, 4, strategy), &shape, |x| x as u32);
+            check(&s, &kernel(32, 8, strategy), &shape, |x| x);
+            check(&s, &kernel(32, 12, strategy), &shape, |x| {
+                F3([x as u32, (x >> 21) as u32, (x >> 40) as u32])
+            });
+            check(&s, &kernel(32, 16, strategy), &shape, |x| {
+                u128::from(x) << 64 | u128::from(!x)
+            });
+        }
+    }
+    check(
+        &s,
+        &kernel(32, 4, Strategy::Xor),
+        &Shape::new(1 << 21, 3),
+        |x| x as u32,
+    );
+    check(
+        &s,
+        &kernel(32, 4, Strategy::Xor),
+        &Shape::new(3, 1 << 21),
+        |x| x as u32,
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn other_tiles_and_dynamic_shared_memory() {
+    let s = stream();
+    // 64 x 64 x 16 bytes = 64 KB: dynamic shared memory with a raised limit.
+    let big = kernel(64, 16, Strategy::Xor);
+    assert!(big.shared_bytes > 48 * 1024);
+    for shape in shapes() {
+        check(&s, &big, &shape, |x| u128::from(x) * 3);
+        check(&s, &kernel(8, 4, Strategy::Xor), &shape, |x| x as u32);
+        check(&s, &kernel(16, 2, Strategy::Rotate), &shape, |x| x as u16);
+        check(&s, &kernel(64, 1, Strategy::Pad(None)), &shape, |x| x as u8);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn views_streams_and_errors() {
+    let s = stream();
+    let k = kernel(32, 4, Strategy::Pad(None));
+    let shape = Shape::new(50, 40);
+    let host: Vec<u32> = (0..2000 + 17).map(|i| i * 7 + 1).collect();
+    let src = s.clone_htod(&host).expect("upload");
+    let mut dst = s.alloc_zeros::<u32>(2000 + 5).expect("alloc");
+    // Offset views, and an explicit second stream of the same context.
+    let other = s.context().new_stream().expect("stream");
+    {
+        let view = src.slice(17..);
+        let mut out = dst.slice_mut(5..);
+        transpose(&k, &view, &mut out, &shape, Some(&other)).expect("launch");
+    }
+    other.synchronize().expect("sync");
+    let got = s.clone_dtoh(&dst).expect("download");
+    let mut want = vec![0u32; 2005];
+    reference(&shape, &host[17..], &mut want[5..]);
+    assert_eq!(got, want);
+
+    // Errors before any launch; nothing written.
+    let mut small = s.alloc_zeros::<u32>(1999).expect("alloc");
+    let e = transpose(&k, &src, &mut small, &shape, None).unwrap_err();
+    assert!(matches!(e, Error::Shape(_)), "{e}");
+    // Source and destination of different types do not type-check; a type of the
+    // wrong size for the kernel is an error.
+    let mut bytes = s.alloc_zeros::<u8>(4000).expect("alloc");
+    let src8 = s.alloc_zeros::<u8>(4000).expect("alloc");
+    let e = transpose(&k, &src8, &mut bytes, &Shape::new(50, 40), None).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::ElementSize {
+                kernel_bytes: 4,
+                rust_bytes: 1,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let poison = s.clone_htod(&[0xDEADu32; 8]).expect("upload");
+    let mut out = poison.clone();
+    transpose(&k, &src, &mut out, &Shape::new(0, 8), None).expect("empty is Ok");
+    assert_eq!(s.clone_dtoh(&out).expect("download"), vec![0xDEADu32; 8]);
+}
+
+/// Run by `a_fresh_process_loads_from_the_disk_cache`.
+#[test]
+#[ignore = "helper: started as a child process"]
+fn gpu_child() {
+    if std::env::var_os("BANKFREE_CACHE_DIR").is_none()
+        || std::env::var_os("BF_GPU_CHILD").is_none()
+    {
+        return;
+    }
+    let s = stream();
+    let k = kernel(32, 4, Strategy::Xor);
+    let t = std::time::Instant::now();
+    check(&s, &k, &Shape::new(300, 200), |x| x as u32);
+    let st = stats();
+    println!(
+        "CHILD compiles={} disk_hits={} first_call_ms={:.1}",
+        st.compiles,
+        st.disk_hits,
+        t.elapsed().as_secs_f64() * 1e3
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_fresh_process_loads_from_the_disk_cache() {
+    let dir = std::env::temp_dir().join(format!("bankfree-gpu-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let run = || {
+        let out = std::process::Command::new(std::env::current_exe().expect("exe"))
+            .args(["--ignored", "--exact", "gpu_child", "--nocapture"])
+            .env("BANKFREE_CACHE_DIR", &dir)
+            .env("BF_GPU_CHILD", "1")
+            .output()
+            .expect("child");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("CHILD"))
+            .unwrap_or("")
+            .to_string();
+        eprintln!("{line}");
+        line
+    };
+    assert!(run().starts_with("CHILD compiles=1 disk_hits=0"));
+    assert!(run().starts_with("CHILD compiles=0 disk_hits=1"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
