@@ -54,7 +54,13 @@ fn binaries() -> &'static Binaries {
 /// requests for one key share one compile.
 pub fn binary(disk: &DiskCache, k: &KernelSource, arch: u32, format: Format) -> Result<Binary> {
     let opts = compiler::options(arch, format);
-    let key = Key::new(&k.source, &opts, arch, format, compiler::nvrtc_version()?);
+    let key = Key::new(
+        &k.source,
+        &opts,
+        arch,
+        format,
+        &crate::discover::locate()?.identity,
+    );
     let slot = binaries()
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -80,6 +86,28 @@ pub fn binary(disk: &DiskCache, k: &KernelSource, arch: u32, format: Format) -> 
             .remove(&key);
     }
     result
+}
+
+/// The binary if this process or the disk cache already has it (no NVRTC call).
+fn cached(disk: &DiskCache, k: &KernelSource, arch: u32, format: Format) -> Result<Option<Binary>> {
+    let key = Key::new(
+        &k.source,
+        &compiler::options(arch, format),
+        arch,
+        format,
+        &crate::discover::locate()?.identity,
+    );
+    let known = binaries()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&key)
+        .cloned();
+    if let Some(Ok(b)) = known.as_ref().and_then(|slot| slot.get()) {
+        return Ok(Some(b.clone()));
+    }
+    Ok(disk.get(&key).inspect(|_| {
+        DISK_HITS.fetch_add(1, Ordering::Relaxed);
+    }))
 }
 
 /// A kernel ready to launch.
@@ -133,13 +161,20 @@ fn load(ctx: &Arc<CudaContext>, k: &KernelSource) -> Result<Loaded> {
         .compute_capability()
         .map_err(|e| Error::cuda(e, "reading the compute capability"))?;
     let device_arch = (major * 10 + minor) as u32;
-    let (arch, format) = compiler::target_for(device_arch)?;
-    let bin = binary(disk(), k, arch, format)?;
+    // A cached CUBIN for this very GPU needs no NVRTC at all; only a miss asks
+    // NVRTC which target it can produce.
+    let bin = match cached(disk(), k, device_arch, Format::Cubin)? {
+        Some(b) => b,
+        None => {
+            let (arch, format) = compiler::target_for(device_arch)?;
+            binary(disk(), k, arch, format)?
+        }
+    };
     let module = match ctx.load_module(ptx_of(&bin)) {
         Ok(m) => m,
         // The driver refused the CUBIN (too old for it, say): PTX, JIT-compiled by the driver.
-        Err(_) if format == Format::Cubin => {
-            let ptx = binary(disk(), k, arch, Format::Ptx)?;
+        Err(_) if bin.format == Format::Cubin => {
+            let ptx = binary(disk(), k, bin.arch, Format::Ptx)?;
             ctx.load_module(ptx_of(&ptx))
                 .map_err(|e| Error::cuda(e, "loading the kernel's PTX"))?
         }

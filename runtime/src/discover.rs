@@ -2,22 +2,26 @@
 //!
 //! NVRTC is searched, in order:
 //! 1. `BANKFREE_NVRTC=/path/to/libnvrtc.so.N`: used alone when set;
-//! 2. the dynamic loader's path (`libnvrtc.so`, `.so.13`, `.so.12`, `.so.11.2`);
+//! 2. `LD_LIBRARY_PATH` and the system library folders;
 //! 3. `$CUDA_PATH`, `$CUDA_HOME`, `/usr/local/cuda`, `/opt/cuda`: `lib64` and
 //!    `targets/x86_64-linux/lib`;
 //! 4. NVIDIA's pip wheels in Python environments (`$VIRTUAL_ENV`, `$CONDA_PREFIX`,
 //!    `~/.local`, pyenv versions, `/usr/local`, `/usr`, `/opt/conda`):
 //!    `site-packages/nvidia/cu13/lib` and `site-packages/nvidia/cuda_nvrtc/lib`.
 //!
-//! A library found by path gets its `libnvrtc-builtins` (same folder) loaded first,
-//! so NVRTC finds it without `LD_LIBRARY_PATH`.
+//! 5. the dynamic loader itself (`libnvrtc.so`, `.so.13`, `.so.12`, `.so.11.2`).
+//!
+//! Steps 1 to 4 only look at files: the library is loaded when something must be
+//! compiled, so a disk-cache hit never loads NVRTC. A library found by path gets
+//! its `libnvrtc-builtins` (same folder) loaded first, so NVRTC finds it without
+//! `LD_LIBRARY_PATH`.
 
 use crate::error::Error;
 use crate::ffi::{self, Nvrtc};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// Names the dynamic loader is asked for.
+/// Names the dynamic loader is asked for when no file was found.
 const LOADER_NAMES: [&str; 4] = [
     "libnvrtc.so",
     "libnvrtc.so.13",
@@ -25,10 +29,35 @@ const LOADER_NAMES: [&str; 4] = [
     "libnvrtc.so.11.2",
 ];
 
-/// The NVRTC library this process uses (searched once).
+/// Where NVRTC is, found by looking at the file system only.
+#[derive(Clone, Debug)]
+pub struct Located {
+    /// A file path, or a bare name for the dynamic loader.
+    pub path: PathBuf,
+    /// What identifies this NVRTC build in cache keys: the resolved file (its name
+    /// carries the full version where the toolkit installs one), size and mtime.
+    pub identity: String,
+}
+
+/// Locates NVRTC once per process, without loading it where a file is found, so a
+/// disk-cache hit never pays for loading the compiler.
+pub fn locate() -> Result<&'static Located, Error> {
+    static LOC: OnceLock<Result<Located, Error>> = OnceLock::new();
+    LOC.get_or_init(find).as_ref().map_err(Clone::clone)
+}
+
+/// The NVRTC library, loaded on first use (the located one).
 pub fn nvrtc() -> Result<&'static Nvrtc, Error> {
     static NVRTC: OnceLock<Result<Nvrtc, Error>> = OnceLock::new();
-    NVRTC.get_or_init(find_nvrtc).as_ref().map_err(Clone::clone)
+    NVRTC
+        .get_or_init(|| {
+            let loc = locate()?;
+            open(&loc.path).map_err(|e| Error::NvrtcNotFound {
+                searched: format!("{} could not be loaded: {e}", loc.path.display()),
+            })
+        })
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 /// The driver is loadable (checked before any cudarc driver call).
@@ -42,31 +71,55 @@ pub fn driver() -> Result<(), Error> {
     }
 }
 
-fn find_nvrtc() -> Result<Nvrtc, Error> {
-    let mut tried = Vec::new();
+fn identity(path: &Path) -> Option<String> {
+    let real = std::fs::canonicalize(path).ok()?;
+    let meta = std::fs::metadata(&real).ok()?;
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs());
+    Some(format!(
+        "{} {} bytes mtime {mtime}",
+        real.display(),
+        meta.len()
+    ))
+}
+
+fn find() -> Result<Located, Error> {
     if let Some(p) = std::env::var_os("BANKFREE_NVRTC") {
-        let p = PathBuf::from(p);
-        return open(&p).map_err(|e| Error::NvrtcNotFound {
-            searched: format!(
-                "BANKFREE_NVRTC={} ({e}); unset it to search the usual places",
-                p.display()
-            ),
-        });
+        let path = PathBuf::from(p);
+        return identity(&path)
+            .map(|identity| Located {
+                path: path.clone(),
+                identity,
+            })
+            .ok_or_else(|| Error::NvrtcNotFound {
+                searched: format!(
+                    "BANKFREE_NVRTC={} (no such file); unset it to search the usual places",
+                    path.display()
+                ),
+            });
     }
-    for name in LOADER_NAMES {
-        match Nvrtc::open(Path::new(name)) {
-            Ok(n) => return Ok(n),
-            Err(_) => tried.push(format!("{name} (loader path)")),
-        }
-    }
-    for dir in candidate_dirs() {
-        for lib in nvrtc_files(&dir) {
-            match open(&lib) {
-                Ok(n) => return Ok(n),
-                Err(e) => tried.push(format!("{} ({e})", lib.display())),
+    let mut tried = Vec::new();
+    for dir in search_dirs() {
+        if let Some(path) = nvrtc_files(&dir).into_iter().next() {
+            if let Some(identity) = identity(&path) {
+                return Ok(Located { path, identity });
             }
         }
         tried.push(dir.display().to_string());
+    }
+    // Last resort: let the dynamic loader look (ld.so.cache); this loads it.
+    for name in LOADER_NAMES {
+        if let Ok(n) = Nvrtc::open(Path::new(name)) {
+            let (a, b) = n.version();
+            return Ok(Located {
+                path: PathBuf::from(name),
+                identity: format!("{name} via the loader, NVRTC {a}.{b}"),
+            });
+        }
+        tried.push(format!("{name} (dynamic loader)"));
     }
     Err(Error::NvrtcNotFound {
         searched: tried.join(", "),
@@ -80,6 +133,25 @@ fn open(path: &Path) -> Result<Nvrtc, String> {
         }
     }
     Nvrtc::open(path)
+}
+
+/// `LD_LIBRARY_PATH`, the system library folders, then [`candidate_dirs`].
+fn search_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("LD_LIBRARY_PATH")
+        .map(|v| std::env::split_paths(&v).collect())
+        .unwrap_or_default();
+    dirs.extend(
+        [
+            "/usr/lib/x86_64-linux-gnu",
+            "/lib/x86_64-linux-gnu",
+            "/usr/lib64",
+            "/usr/lib",
+        ]
+        .map(PathBuf::from),
+    );
+    dirs.extend(candidate_dirs());
+    dirs.retain(|d| d.is_dir());
+    dirs
 }
 
 /// Folders that may hold NVRTC, in search order (existing ones only).
@@ -189,5 +261,7 @@ mod tests {
         assert_eq!(found, ["libnvrtc.so.13", "libnvrtc.so.12"]);
         // A file that is not a library is reported, not loaded blindly.
         assert!(open(&lib.join("libnvrtc.so.13")).is_err());
+        let id = identity(&lib.join("libnvrtc.so.13")).expect("identity");
+        assert!(id.contains("libnvrtc.so.13 0 bytes"), "{id}");
     }
 }

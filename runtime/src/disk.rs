@@ -29,19 +29,16 @@ pub const DEFAULT_CAP: u64 = 256 * 1024 * 1024;
 pub struct Key(pub [u8; 32]);
 
 impl Key {
-    /// Hashes the source, options, target, NVRTC version and bankfree version.
-    pub fn new(
-        source: &str,
-        options: &[String],
-        arch: u32,
-        format: Format,
-        nvrtc: (i32, i32),
-    ) -> Key {
+    /// Hashes the source, options, target, the NVRTC build (its identity: the
+    /// resolved file, whose name carries the version, its size and mtime) and the
+    /// bankfree version.
+    pub fn new(source: &str, options: &[String], arch: u32, format: Format, nvrtc: &str) -> Key {
         let mut h = Sha256::new();
         for part in [
             source,
             &options.join("\u{1}"),
-            &format!("{arch}/{format:?}/nvrtc {}.{}", nvrtc.0, nvrtc.1),
+            &format!("{arch}/{format:?}"),
+            nvrtc,
             env!("CARGO_PKG_VERSION"),
         ] {
             h.update((part.len() as u64).to_le_bytes());

@@ -19,7 +19,7 @@ fn key(s: &str) -> Key {
         &["--gpu-architecture=sm_90".into()],
         90,
         Format::Cubin,
-        (13, 0),
+        "libnvrtc.so.13.0.88",
     )
 }
 
@@ -39,7 +39,7 @@ fn keys_cover_everything_that_changes_the_binary() {
             &["--gpu-architecture=sm_80".into()],
             90,
             Format::Cubin,
-            (13, 0)
+            "libnvrtc.so.13.0.88"
         )
     );
     assert_ne!(
@@ -49,7 +49,7 @@ fn keys_cover_everything_that_changes_the_binary() {
             &["--gpu-architecture=sm_90".into()],
             80,
             Format::Cubin,
-            (13, 0)
+            "libnvrtc.so.13.0.88"
         )
     );
     assert_ne!(
@@ -59,7 +59,7 @@ fn keys_cover_everything_that_changes_the_binary() {
             &["--gpu-architecture=sm_90".into()],
             90,
             Format::Ptx,
-            (13, 0)
+            "libnvrtc.so.13.0.88"
         )
     );
     assert_ne!(
@@ -69,7 +69,7 @@ fn keys_cover_everything_that_changes_the_binary() {
             &["--gpu-architecture=sm_90".into()],
             90,
             Format::Cubin,
-            (12, 8)
+            "libnvrtc.so.12.8.93"
         )
     );
 }
