@@ -134,6 +134,25 @@ fn unwritable_folder_degrades_to_memory_only() {
 }
 
 #[test]
+fn read_only_folder_degrades_to_memory_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).expect("mkdir");
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    let enforced = std::fs::write(ro.join("probe"), b"x").is_err();
+    let cache = DiskCache::at(&ro, 1 << 20);
+    cache.put(&key("a"), &bin(1, 10));
+    if enforced {
+        assert!(cache.dir().is_none(), "a read-only folder turns the disk cache off");
+    } else {
+        // Running as root: permissions are not enforced, the write simply works.
+        assert!(cache.get(&key("a")).is_some());
+    }
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).expect("chmod back");
+}
+
+#[test]
 fn size_cap_evicts_least_recently_used() {
     let dir = tempfile::tempdir().expect("temp dir");
     let cache = DiskCache::at(dir.path(), 25_000);
