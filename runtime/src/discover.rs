@@ -194,12 +194,21 @@ pub fn candidate_dirs() -> Vec<PathBuf> {
 }
 
 /// NVRTC file names looked for in each folder, newest first.
-const FILE_NAMES: [&str; 4] = ["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"];
+const FILE_NAMES: [&str; 4] = [
+    "libnvrtc.so.13",
+    "libnvrtc.so.12",
+    "libnvrtc.so.11.2",
+    "libnvrtc.so",
+];
 
 /// The NVRTC libraries in `dir`, newest first: one `stat` per name, never a folder
 /// listing (system library folders hold thousands of files).
 pub fn nvrtc_files(dir: &Path) -> Vec<PathBuf> {
-    FILE_NAMES.iter().map(|n| dir.join(n)).filter(|p| p.is_file()).collect()
+    FILE_NAMES
+        .iter()
+        .map(|n| dir.join(n))
+        .filter(|p| p.is_file())
+        .collect()
 }
 
 fn name_starts(p: &Path, prefix: &str) -> bool {

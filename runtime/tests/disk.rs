@@ -144,7 +144,10 @@ fn read_only_folder_degrades_to_memory_only() {
     let cache = DiskCache::at(&ro, 1 << 20);
     cache.put(&key("a"), &bin(1, 10));
     if enforced {
-        assert!(cache.dir().is_none(), "a read-only folder turns the disk cache off");
+        assert!(
+            cache.dir().is_none(),
+            "a read-only folder turns the disk cache off"
+        );
     } else {
         // Running as root: permissions are not enforced, the write simply works.
         assert!(cache.get(&key("a")).is_some());
