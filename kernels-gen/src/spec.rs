@@ -100,7 +100,7 @@ pub enum SpecError {
     Strategy { value: String },
     #[error("pad({value}): padding must be 0 to {MAX_PAD} elements per tile row")]
     Pad { value: u32 },
-    #[error("the tile needs {bytes} bytes of shared memory per block (at the smallest conflict-free layout tried), more than the {max} bytes any supported GPU allows; use a smaller tile, or `strategy = swizzle`, which needs no padding")]
+    #[error("the tile needs {bytes} bytes of shared memory per block, more than the {max} bytes any supported GPU allows; use a smaller tile (for `pad`, `strategy = swizzle` needs no padding and so less)")]
     SharedTooLarge { bytes: u64, max: u64 },
     #[error("no padding of 0 to {MAX_PAD} elements makes tile {tile} with {elem_bytes}-byte elements and {block_rows} thread rows conflict-free; use `strategy = swizzle` or another block_rows")]
     NoPad {

@@ -1,5 +1,100 @@
 //! `bankfree-macros`: the `#[tiled_transpose]` attribute.
 //!
-//! This crate is a shell until its issue lands: it will parse the attribute, validate
-//! it, ask `bankfree-gen` for the kernel and its bank-conflict verdict, and expand to
-//! launch glue. It exports nothing yet.
+//! Parse (`attr`, `ast`) -> validate (every error at once, spanned, through
+//! `ctxt::Ctxt`) -> expand. The decisions (which kernel, whether it conflicts) are
+//! `bankfree-gen`'s; this crate reports them. Use it through the `bankfree` crate:
+//!
+//! ```ignore
+//! use bankfree::cudarc::driver::CudaSlice;
+//! use bankfree::tiled_transpose;
+//!
+//! /// Transposes a `rows x cols` f32 matrix into `dst` (`cols x rows`).
+//! #[tiled_transpose(tile = 32, strategy = pad)]
+//! pub fn transpose_f32(src: &CudaSlice<f32>, dst: &mut CudaSlice<f32>, rows: usize, cols: usize) -> bankfree::Result<()>;
+//! ```
+
+mod ast;
+mod attr;
+mod ctxt;
+mod expand;
+
+use proc_macro::TokenStream;
+
+/// Generates a bank-conflict-free tiled transpose for a function signature.
+///
+/// Arguments: `tile = 8 | 16 | 32 | 64` (default 32), `strategy = naive | none | pad |
+/// pad(N) | swizzle | swizzle(xor) | swizzle(rotate)` (default `swizzle`),
+/// `block_rows = N`, and the flag `allow_conflicts` to build a layout the bank
+/// analyzer finds conflicting. See the `bankfree` crate for the parameters.
+#[proc_macro_attribute]
+pub fn tiled_transpose(attr: TokenStream, item: TokenStream) -> TokenStream {
+    run(attr.into(), item.into()).into()
+}
+
+/// The whole attribute on `proc_macro2` tokens (so tests can call it).
+fn run(attr: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+    let cx = ctxt::Ctxt::default();
+    let args = attr::parse(&cx, attr);
+    let item: ast::Item = match syn::parse2(item) {
+        Ok(i) => i,
+        Err(e) => {
+            let msg =
+                format!("#[tiled_transpose] goes on a function signature ending with `;`: {e}");
+            return syn::Error::new(e.span(), msg).to_compile_error();
+        }
+    };
+    let params = ast::check(&cx, &item);
+    let out = match &params {
+        Some(p) if cx.is_empty() => expand::expand(&cx, &args, &item, p),
+        _ => proc_macro2::TokenStream::new(),
+    };
+    match cx.check() {
+        Ok(()) => out,
+        Err(e) => {
+            let mut ts = e.to_compile_error();
+            ts.extend(expand::fallback(&item));
+            ts
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    fn pretty(ts: proc_macro2::TokenStream) -> String {
+        prettyplease::unparse(&syn::parse2(ts).expect("the expansion is a file of items"))
+    }
+
+    #[test]
+    fn expansion_pad_f32() {
+        insta::assert_snapshot!(pretty(super::run(
+            quote!(tile = 32, strategy = pad),
+            quote! {
+                /// The user's docs are kept.
+                pub fn transpose_f32(src: &CudaSlice<f32>, dst: &mut CudaSlice<f32>, rows: usize, cols: usize) -> bankfree::Result<()>;
+            }
+        )));
+    }
+
+    #[test]
+    fn expansion_every_optional_parameter_u8() {
+        insta::assert_snapshot!(pretty(super::run(
+            quote!(strategy = swizzle, block_rows = 4),
+            quote! {
+                pub(crate) fn t_u8(src: &CudaView<'_, u8>, dst: &mut CudaViewMut<'_, u8>, batch: usize, rows: usize,
+                                   cols: usize, src_ld: usize, dst_ld: usize, stream: &CudaStream) -> Result<(), bankfree::Error>;
+            }
+        )));
+    }
+
+    #[test]
+    fn expansion_with_errors_keeps_the_signature() {
+        insta::assert_snapshot!(pretty(super::run(
+            quote!(tile = 48, strategy = none),
+            quote! {
+                fn broken(src: &CudaSlice<f64>, dst: &mut CudaSlice<f64>, rows: usize, cols: usize) -> bankfree::Result<()>;
+            }
+        )));
+    }
+}

@@ -60,7 +60,7 @@ pub fn transpose<T, S, D>(
     src: &S,
     dst: &mut D,
     shape: &Shape,
-    stream: Option<&Arc<CudaStream>>,
+    stream: Option<&CudaStream>,
 ) -> Result<()>
 where
     S: SrcArg<T> + ?Sized,
@@ -77,7 +77,14 @@ where
     if shape.is_empty() {
         return Ok(());
     }
-    let stream = stream.unwrap_or_else(|| dst.stream()).clone();
+    let own: Arc<CudaStream>;
+    let stream: &CudaStream = match stream {
+        Some(s) => s,
+        None => {
+            own = dst.stream().clone();
+            &own
+        }
+    };
     let ctx = stream.context();
     for (what, other) in [("src", src.stream()), ("dst", dst.stream())] {
         if other.context().cu_ctx() != ctx.cu_ctx() {

@@ -155,7 +155,7 @@ fn views_streams_and_errors() {
     {
         let view = src.slice(17..);
         let mut out = dst.slice_mut(5..);
-        transpose(&k, &view, &mut out, &shape, Some(&other)).expect("launch");
+        transpose(&k, &view, &mut out, &shape, Some(&*other)).expect("launch");
     }
     other.synchronize().expect("sync");
     let got = s.clone_dtoh(&dst).expect("download");

@@ -32,6 +32,7 @@ step time python3 $C time $K
 # The Rust side: GPU tests, the runtime's costs, and the main example twice (the
 # second run must load its kernels from the disk cache).
 step gpu-tests .gpu/bin/gpu --include-ignored --test-threads=1
+step attribute-gpu .gpu/bin/attribute_gpu --include-ignored
 step overhead .gpu/bin/runtime_overhead
 export BANKFREE_CACHE_DIR=/tmp/bankfree-example-cache; rm -rf "$BANKFREE_CACHE_DIR"
 step example-first .gpu/bin/transpose
@@ -41,7 +42,7 @@ tail -n 3 "$OUT/compile.log" "$OUT/correct.log" | grep -v '^$'
 tail -n 1 "$OUT/ncu.log"; echo "under load (1024 x 1024): $(tail -n 1 "$OUT/ncu-loaded.log")"
 for tool in memcheck racecheck synccheck; do grep -h 'ERROR SUMMARY' "$OUT/sanitizer-$tool.log" | sed "s/^/$tool: /"; done
 cat "$OUT/time.log"
-grep -h 'test result' "$OUT/gpu-tests.log"
+grep -h 'test result' "$OUT/gpu-tests.log" "$OUT/attribute-gpu.log"
 cat "$OUT/overhead.log"
 tail -n 5 "$OUT/example-first.log" "$OUT/example-second.log"
 printf '%s\n' "${status[@]}"

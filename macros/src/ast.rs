@@ -1,0 +1,327 @@
+//! The annotated item: a function without a body whose parameters are recognised by
+//! name and type.
+
+use crate::ctxt::Ctxt;
+use proc_macro2::TokenStream;
+use quote::ToTokens;
+use syn::parse::{Parse, ParseStream};
+use syn::{
+    Attribute, FnArg, GenericArgument, Pat, PathArguments, ReturnType, Signature, Type, Visibility,
+};
+
+/// `attrs vis fn name(...) -> R;` or, wrongly, with a body.
+pub struct Item {
+    pub attrs: Vec<Attribute>,
+    pub vis: Visibility,
+    pub sig: Signature,
+    pub body: Option<TokenStream>,
+}
+
+impl Parse for Item {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis: Visibility = input.parse()?;
+        let sig: Signature = input.parse()?;
+        let body = if input.peek(syn::Token![;]) {
+            input.parse::<syn::Token![;]>()?;
+            None
+        } else {
+            let block: syn::Block = input.parse()?;
+            Some(block.into_token_stream())
+        };
+        Ok(Item {
+            attrs,
+            vis,
+            sig,
+            body,
+        })
+    }
+}
+
+/// What the glue needs to know of the signature.
+pub struct Params {
+    /// The element type, from `src`.
+    pub elem: Type,
+    pub batch: bool,
+    pub src_ld: bool,
+    pub dst_ld: bool,
+    pub stream: bool,
+}
+
+const NAMES: &str = "src, dst, rows, cols and optionally batch, src_ld, dst_ld, stream";
+
+/// The element type of `&CudaSlice<T>` / `&CudaView<'_, T>` (`mutable` false) or
+/// `&mut CudaSlice<T>` / `&mut CudaViewMut<'_, T>` (`mutable` true).
+fn slice_elem(cx: &Ctxt, name: &str, ty: &Type, mutable: bool) -> Option<Type> {
+    let want = if mutable {
+        "`&mut CudaSlice<T>` or `&mut CudaViewMut<'_, T>`"
+    } else {
+        "`&CudaSlice<T>` or `&CudaView<'_, T>`"
+    };
+    let Type::Reference(r) = ty else {
+        cx.error(ty, format!("`{name}` must be {want}"));
+        return None;
+    };
+    match (mutable, r.mutability.is_some()) {
+        (false, true) => {
+            cx.error(
+                ty,
+                format!("`{name}` is only read: take it as {want}, without `mut`"),
+            );
+            return None;
+        }
+        (true, false) => {
+            cx.error(ty, format!("`{name}` is written: take it as {want}"));
+            return None;
+        }
+        _ => {}
+    }
+    let Type::Path(p) = &*r.elem else {
+        cx.error(ty, format!("`{name}` must be {want}"));
+        return None;
+    };
+    let seg = p.path.segments.last()?;
+    let ok_names: &[&str] = if mutable {
+        &["CudaSlice", "CudaViewMut"]
+    } else {
+        &["CudaSlice", "CudaView"]
+    };
+    if !ok_names.iter().any(|n| seg.ident == n) {
+        cx.error(
+            &r.elem,
+            format!("`{name}` must be {want}, not `{}`", seg.ident),
+        );
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &seg.arguments else {
+        cx.error(
+            &r.elem,
+            format!(
+                "`{}` needs its element type, as in `{}<f32>`",
+                seg.ident, seg.ident
+            ),
+        );
+        return None;
+    };
+    let elem = args.args.iter().find_map(|a| match a {
+        GenericArgument::Type(t) => Some(t.clone()),
+        _ => None,
+    });
+    if elem.is_none() {
+        cx.error(&r.elem, format!("`{}` needs its element type", seg.ident));
+    }
+    elem
+}
+
+fn is_usize(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident("usize"))
+}
+
+fn is_stream(ty: &Type) -> bool {
+    let Type::Reference(r) = ty else { return false };
+    if r.mutability.is_some() {
+        return false;
+    }
+    let Type::Path(p) = &*r.elem else {
+        return false;
+    };
+    let Some(seg) = p.path.segments.last() else {
+        return false;
+    };
+    if seg.ident == "CudaStream" {
+        return true;
+    }
+    // `&Arc<CudaStream>` derefs to `&CudaStream`.
+    matches!(&seg.arguments, PathArguments::AngleBracketed(a) if seg.ident == "Arc"
+        && a.args.iter().any(|g| matches!(g, GenericArgument::Type(Type::Path(t)) if t.path.segments.last().is_some_and(|s| s.ident == "CudaStream"))))
+}
+
+/// `bankfree::Result<()>` or `Result<(), bankfree::Error>` (any path to them).
+fn returns_result(ret: &ReturnType) -> bool {
+    let ReturnType::Type(_, ty) = ret else {
+        return false;
+    };
+    let Type::Path(p) = &**ty else { return false };
+    let Some(seg) = p.path.segments.last() else {
+        return false;
+    };
+    if seg.ident != "Result" {
+        return false;
+    }
+    let PathArguments::AngleBracketed(a) = &seg.arguments else {
+        return false;
+    };
+    let types: Vec<&Type> = a
+        .args
+        .iter()
+        .filter_map(|g| match g {
+            GenericArgument::Type(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    let unit = |t: &Type| matches!(t, Type::Tuple(tt) if tt.elems.is_empty());
+    match types.as_slice() {
+        [ok] => unit(ok) && p.path.segments.len() > 1,
+        [ok, Type::Path(e)] => {
+            unit(ok) && e.path.segments.last().is_some_and(|s| s.ident == "Error")
+        }
+        _ => false,
+    }
+}
+
+/// Checks the item; reports every problem to `cx`.
+pub fn check(cx: &Ctxt, item: &Item) -> Option<Params> {
+    let sig = &item.sig;
+    if let Some(b) = &item.body {
+        cx.error(
+            b,
+            "remove the body: `#[tiled_transpose]` writes it; end the signature with `;`",
+        );
+    }
+    if let Some(t) = &sig.constness {
+        cx.error(
+            t,
+            "a `#[tiled_transpose]` function cannot be `const`: it launches a GPU kernel",
+        );
+    }
+    if let Some(t) = &sig.asyncness {
+        cx.error(t, "a `#[tiled_transpose]` function cannot be `async`: the launch is already asynchronous on its stream");
+    }
+    if let Some(t) = &sig.unsafety {
+        cx.error(t, "a `#[tiled_transpose]` function cannot be `unsafe`: every input is checked before the launch");
+    }
+    if let Some(abi) = &sig.abi {
+        cx.error(abi, "a `#[tiled_transpose]` function cannot be `extern`");
+    }
+    if let Some(v) = &sig.variadic {
+        cx.error(v, "a `#[tiled_transpose]` function cannot be variadic");
+    }
+    if !returns_result(&sig.output) {
+        match &sig.output {
+            ReturnType::Default => {
+                cx.error(&sig.ident, "add the return type `-> bankfree::Result<()>`")
+            }
+            ReturnType::Type(_, ty) => cx.error(
+                ty,
+                "the return type must be `bankfree::Result<()>` or `Result<(), bankfree::Error>`",
+            ),
+        }
+    }
+    let mut src: Option<Type> = None;
+    let mut dst: Option<(Type, Type)> = None;
+    let mut seen: Vec<String> = Vec::new();
+    let mut p = Params {
+        elem: syn::parse_quote!(()),
+        batch: false,
+        src_ld: false,
+        dst_ld: false,
+        stream: false,
+    };
+    for arg in &sig.inputs {
+        let pt = match arg {
+            FnArg::Receiver(r) => {
+                cx.error(r, "a `#[tiled_transpose]` function takes no `self`: make it a free function or an associated function without a receiver");
+                continue;
+            }
+            FnArg::Typed(pt) => pt,
+        };
+        let Pat::Ident(pi) = &*pt.pat else {
+            cx.error(
+                &pt.pat,
+                format!("parameters are recognised by name: use {NAMES}"),
+            );
+            continue;
+        };
+        let name = pi.ident.to_string();
+        if seen.contains(&name) {
+            cx.error(&pi.ident, format!("duplicate parameter `{name}`"));
+            continue;
+        }
+        seen.push(name.clone());
+        let ty = &*pt.ty;
+        match name.as_str() {
+            "src" => src = slice_elem(cx, "src", ty, false),
+            "dst" => dst = slice_elem(cx, "dst", ty, true).map(|e| (e, ty.clone())),
+            "rows" | "cols" | "batch" | "src_ld" | "dst_ld" => {
+                if !is_usize(ty) {
+                    cx.error(ty, format!("`{name}` must be `usize`"));
+                }
+                match name.as_str() {
+                    "batch" => p.batch = true,
+                    "src_ld" => p.src_ld = true,
+                    "dst_ld" => p.dst_ld = true,
+                    _ => {}
+                }
+            }
+            "stream" => {
+                if !is_stream(ty) {
+                    cx.error(ty, "`stream` must be `&CudaStream` (or `&Arc<CudaStream>`)");
+                }
+                p.stream = true;
+            }
+            _ => cx.error(
+                &pi.ident,
+                format!("unexpected parameter `{name}`: parameters are {NAMES}"),
+            ),
+        }
+    }
+    for (name, ty) in [
+        ("src", "&CudaSlice<T>"),
+        ("dst", "&mut CudaSlice<T>"),
+        ("rows", "usize"),
+        ("cols", "usize"),
+    ] {
+        if !seen.iter().any(|s| s == name) {
+            cx.error(&sig.ident, format!("missing parameter `{name}: {ty}`"));
+        }
+    }
+    if let (Some(s), Some((d, dty))) = (&src, &dst) {
+        let (a, b) = (
+            s.to_token_stream().to_string(),
+            d.to_token_stream().to_string(),
+        );
+        if a != b {
+            cx.error(
+                dty,
+                format!(
+                    "`dst` holds `{b}` but `src` holds `{a}`: both must have the same element type"
+                ),
+            );
+        }
+    }
+    p.elem = src?;
+    Some(p)
+}
+
+/// The byte size of element types the macro can see: primitives and `half`'s types,
+/// and arrays of them with a literal length.
+pub fn known_size(ty: &Type) -> Option<u32> {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => {
+            let seg = p.path.segments.last()?;
+            if !seg.arguments.is_empty() {
+                return None;
+            }
+            Some(match seg.ident.to_string().as_str() {
+                "u8" | "i8" => 1,
+                "u16" | "i16" | "f16" | "bf16" => 2,
+                "u32" | "i32" | "f32" => 4,
+                "u64" | "i64" | "f64" => 8,
+                "u128" | "i128" => 16,
+                _ => return None,
+            })
+        }
+        Type::Array(a) => {
+            let n = match &a.len {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(i),
+                    ..
+                }) => i.base10_parse::<u32>().ok()?,
+                _ => return None,
+            };
+            known_size(&a.elem)?.checked_mul(n)
+        }
+        Type::Paren(p) => known_size(&p.elem),
+        _ => None,
+    }
+}

@@ -1,0 +1,120 @@
+//! The attribute's arguments: `tile = 32, strategy = pad(2), block_rows = 8, allow_conflicts`.
+
+use crate::ctxt::Ctxt;
+use bankfree_gen::spec::{Strategy, TILES};
+use proc_macro2::{Span, TokenStream};
+use syn::punctuated::Punctuated;
+use syn::{Expr, Lit, Meta, Token};
+
+pub struct Args {
+    pub tile: u32,
+    pub tile_span: Span,
+    pub strategy: Strategy,
+    /// The `strategy` value's tokens, to span errors over all of `pad(2)` (empty
+    /// for the default: errors then point at the attribute).
+    pub strategy_at: TokenStream,
+    pub block_rows: Option<(u32, Span)>,
+    pub allow_conflicts: bool,
+}
+
+const EXPECTED: &str =
+    "expected `tile = 8 | 16 | 32 | 64`, `strategy = ...`, `block_rows = N` or `allow_conflicts`";
+
+fn int(cx: &Ctxt, name: &str, e: &Expr) -> Option<u32> {
+    if let Expr::Lit(l) = e {
+        if let Lit::Int(i) = &l.lit {
+            return match i.base10_parse::<u32>() {
+                Ok(v) => Some(v),
+                Err(_) => {
+                    cx.error(e, format!("`{name}` is too large"));
+                    None
+                }
+            };
+        }
+    }
+    cx.error(e, format!("`{name}` takes an integer, as in `{name} = 8`"));
+    None
+}
+
+fn strategy(cx: &Ctxt, e: &Expr) -> Option<Strategy> {
+    let text = quote::quote!(#e).to_string();
+    match text.parse::<Strategy>() {
+        Ok(s) => Some(s),
+        Err(err) => {
+            cx.error(e, err);
+            None
+        }
+    }
+}
+
+pub fn parse(cx: &Ctxt, attr: TokenStream) -> Args {
+    let mut args = Args {
+        tile: 32,
+        tile_span: Span::call_site(),
+        strategy: Strategy::Xor,
+        strategy_at: TokenStream::new(),
+        block_rows: None,
+        allow_conflicts: false,
+    };
+    let metas =
+        match syn::parse::Parser::parse2(Punctuated::<Meta, Token![,]>::parse_terminated, attr) {
+            Ok(m) => m,
+            Err(e) => {
+                cx.syn(syn::Error::new(
+                    e.span(),
+                    format!("malformed arguments: {e}; {EXPECTED}"),
+                ));
+                return args;
+            }
+        };
+    let mut seen: Vec<String> = Vec::new();
+    for meta in metas {
+        let path = meta.path();
+        let Some(name) = path.get_ident().map(ToString::to_string) else {
+            cx.error(path, format!("unknown argument; {EXPECTED}"));
+            continue;
+        };
+        if seen.contains(&name) {
+            cx.error(path, format!("duplicate argument `{name}`: give it once"));
+            continue;
+        }
+        seen.push(name.clone());
+        match (name.as_str(), &meta) {
+            ("tile", Meta::NameValue(nv)) => {
+                if let Some(v) = int(cx, "tile", &nv.value) {
+                    if TILES.contains(&v) {
+                        args.tile = v;
+                        args.tile_span = syn::spanned::Spanned::span(&nv.value);
+                    } else {
+                        cx.error(
+                            &nv.value,
+                            format!("tile = {v}: the tile side must be 8, 16, 32 or 64"),
+                        );
+                    }
+                }
+            }
+            ("strategy", Meta::NameValue(nv)) => {
+                if let Some(s) = strategy(cx, &nv.value) {
+                    args.strategy = s;
+                    args.strategy_at = quote::ToTokens::to_token_stream(&nv.value);
+                }
+            }
+            ("block_rows", Meta::NameValue(nv)) => {
+                if let Some(v) = int(cx, "block_rows", &nv.value) {
+                    args.block_rows = Some((v, syn::spanned::Spanned::span(&nv.value)));
+                }
+            }
+            ("allow_conflicts", Meta::Path(_)) => args.allow_conflicts = true,
+            ("allow_conflicts", _) => cx.error(
+                &meta,
+                "`allow_conflicts` is a flag: write `allow_conflicts` alone",
+            ),
+            ("tile" | "strategy" | "block_rows", _) => cx.error(
+                &meta,
+                format!("`{name}` needs a value, as in `{name} = ...`"),
+            ),
+            _ => cx.error(path, format!("unknown argument `{name}`; {EXPECTED}")),
+        }
+    }
+    args
+}

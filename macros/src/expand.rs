@@ -1,0 +1,237 @@
+//! The expansion: kernel sources as `static`s, the launch glue, one doc paragraph.
+
+use crate::ast::{known_size, Item, Params};
+use crate::attr::Args;
+use crate::ctxt::Ctxt;
+use bankfree_gen::analysis::Report;
+use bankfree_gen::bank::Model;
+use bankfree_gen::emit::emit;
+use bankfree_gen::spec::{all_elem_bytes, SpecError, TransposeSpec};
+use bankfree_gen::Kernel;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// The kernel for one element size, or the message that refuses it.
+fn kernel_for(args: &Args, elem_bytes: u32) -> Result<(Kernel, Report), String> {
+    let spec =
+        TransposeSpec::new(args.tile, elem_bytes, args.strategy).map_err(|e| e.to_string())?;
+    let spec = match args.block_rows {
+        Some((r, _)) => spec.with_block_rows(r).map_err(|e| e.to_string())?,
+        None => spec,
+    };
+    let k = Kernel::build(spec).map_err(|e| match e {
+        SpecError::NoPad { .. }
+        | SpecError::NoSwizzle { .. }
+        | SpecError::SharedTooLarge { .. } => {
+            format!(
+                "strategy = {} with {elem_bytes}-byte elements: {e}",
+                args.strategy
+            )
+        }
+        other => other.to_string(),
+    })?;
+    let report = k.analyze(Model::Hopper);
+    if !report.conflict_free && !args.allow_conflicts {
+        let worst = report
+            .instructions
+            .iter()
+            .filter(|i| i.wavefronts > i.ideal)
+            .max_by(|a, b| a.degree().total_cmp(&b.degree()));
+        let detail = worst.map_or(String::new(), |i| {
+            format!(
+                ": the shared {} `{}` takes {} wavefronts where {} would do ({:.0}-way)",
+                i.kind,
+                i.access,
+                i.wavefronts,
+                i.ideal,
+                i.degree()
+            )
+        });
+        return Err(format!(
+            "strategy = {} has bank conflicts with {elem_bytes}-byte elements at tile {}{detail}; \
+             use `strategy = pad` or `strategy = swizzle` (proven conflict-free), or add `allow_conflicts` to build it anyway",
+            args.strategy, args.tile
+        ));
+    }
+    Ok((k, report))
+}
+
+fn source_tokens(k: &Kernel) -> TokenStream {
+    let (entry, source) = (k.entry_name(), emit(k));
+    let (tile, rows, elem, shared) = (
+        k.spec.tile,
+        k.spec.block_rows,
+        k.spec.elem_bytes,
+        k.shared_bytes() as u32,
+    );
+    quote! {
+        ::bankfree::__private::KernelSource {
+            entry: ::bankfree::__private::Cow::Borrowed(#entry),
+            source: ::bankfree::__private::Cow::Borrowed(#source),
+            tile: #tile,
+            block_rows: #rows,
+            elem_bytes: #elem,
+            shared_bytes: #shared,
+        }
+    }
+}
+
+fn doc_line(k: &Kernel, r: &Report) -> String {
+    format!(
+        " bankfree: tile {} ({} x {} threads), {}-byte elements, strategy {} -> {}, {} bytes of shared memory per block; \
+         bank analyzer (hopper): {}.",
+        k.spec.tile,
+        k.spec.tile,
+        k.spec.block_rows,
+        k.spec.elem_bytes,
+        k.spec.strategy,
+        k.layout,
+        k.shared_bytes(),
+        r.verdict()
+    )
+}
+
+/// The function with its generated body; errors go to `cx`.
+pub fn expand(cx: &Ctxt, args: &Args, item: &Item, p: &Params) -> TokenStream {
+    let Item {
+        attrs, vis, sig, ..
+    } = item;
+    let elem = &p.elem;
+    let some = |present: bool, name: &str| -> TokenStream {
+        let id = syn::Ident::new(name, proc_macro2::Span::call_site());
+        if present {
+            quote!(::core::option::Option::Some(#id))
+        } else {
+            quote!(::core::option::Option::None)
+        }
+    };
+    let batch = if p.batch {
+        quote!(batch)
+    } else {
+        quote!(1usize)
+    };
+    let (src_ld, dst_ld) = (some(p.src_ld, "src_ld"), some(p.dst_ld, "dst_ld"));
+    let stream = if p.stream {
+        quote!(::core::option::Option::Some(::core::borrow::Borrow::<
+            ::bankfree::cudarc::driver::CudaStream,
+        >::borrow(stream)))
+    } else {
+        quote!(::core::option::Option::None)
+    };
+
+    let (table, doc, check, item_check) = match known_size(elem) {
+        Some(bytes) => match kernel_for(args, bytes) {
+            Ok((k, r)) => {
+                let src = source_tokens(&k);
+                let size = bytes as usize;
+                let table = quote! {
+                    static KERNELS: [::bankfree::__private::Entry; 1] = [::bankfree::__private::Entry {
+                        elem_bytes: #size,
+                        kernel: ::core::option::Option::Some(#src),
+                    }];
+                };
+                (table, vec![doc_line(&k, &r)], quote!(), quote!())
+            }
+            Err(msg) => {
+                if args.strategy_at.is_empty() {
+                    cx.error_at(proc_macro2::Span::call_site(), msg);
+                } else {
+                    cx.error(&args.strategy_at, msg);
+                }
+                return quote!();
+            }
+        },
+        None => {
+            // The size is only known to the compiler: one entry per supported size,
+            // and a compile-time check of the actual one.
+            let mut rows = Vec::new();
+            let mut problems = Vec::new();
+            let mut docs = Vec::new();
+            for bytes in all_elem_bytes() {
+                let b = bytes as usize;
+                match kernel_for(args, bytes) {
+                    Ok((k, r)) => {
+                        docs.push(doc_line(&k, &r));
+                        let src = source_tokens(&k);
+                        rows.push(quote!(::bankfree::__private::Entry { elem_bytes: #b, kernel: ::core::option::Option::Some(#src) }));
+                        problems.push(quote!((#b, "")));
+                    }
+                    Err(msg) => problems.push(quote!((#b, #msg))),
+                }
+            }
+            // Sizes no kernel exists for get their own message, naming the size.
+            for b in 1..=64usize {
+                if !bankfree_gen::spec::elem_bytes_ok(b as u32) {
+                    let msg = format!(
+                        "bankfree: element size {b} bytes is not supported: use an element of 1, 2, 4, 8 or 16 bytes \
+                         or another multiple of 4 up to 64 (pad the type, or split it into planes)"
+                    );
+                    problems.push(quote!((#b, #msg)));
+                }
+            }
+            let n = rows.len();
+            let unsupported = "bankfree: the element type is larger than 64 bytes, the largest supported: \
+                               use an element of 1, 2, 4, 8 or 16 bytes or another multiple of 4 up to 64";
+            let table =
+                quote! { static KERNELS: [::bankfree::__private::Entry; #n] = [#(#rows),*]; };
+            let checked = quote! {
+                ::bankfree::__private::check(&[#(#problems),*], ::core::mem::size_of::<#elem>(), #unsupported)
+            };
+            // A concrete type is checked by an item-level const (evaluated by `cargo
+            // check` too); a generic one when the function is instantiated.
+            let (check, item_check) = if sig.generics.type_params().next().is_some() {
+                (quote!(const { #checked };), quote!())
+            } else {
+                (quote!(), quote!(const _: () = #checked;))
+            };
+            if docs.len() > 1 {
+                docs.insert(
+                    0,
+                    format!(
+                        " bankfree: one kernel per element size ({} sizes):",
+                        docs.len()
+                    ),
+                );
+            }
+            (table, docs, quote!(#check), item_check)
+        }
+    };
+    let doc = doc.iter().map(|d| quote!(#[doc = #d]));
+    quote! {
+        #item_check
+        #(#attrs)*
+        #[doc = ""]
+        #(#doc)*
+        // The attribute defines the parameter list (up to eight).
+        #[allow(clippy::too_many_arguments)]
+        #vis #sig {
+            fn __bankfree_element<E: ::bankfree::Element>() {}
+            __bankfree_element::<#elem>();
+            #table
+            #check
+            let kernel = ::bankfree::__private::pick(&KERNELS, ::core::mem::size_of::<#elem>())?;
+            let shape = ::bankfree::__private::shape(#batch, rows, cols, #src_ld, #dst_ld);
+            ::bankfree::runtime::transpose::<#elem, _, _>(kernel, src, dst, &shape, #stream)
+        }
+    }
+}
+
+/// When there are errors: the signature with a body that type-checks, so callers
+/// get no cascade of errors.
+pub fn fallback(item: &Item) -> TokenStream {
+    let Item {
+        attrs, vis, sig, ..
+    } = item;
+    let mut sig = sig.clone();
+    sig.constness = None;
+    sig.asyncness = None;
+    sig.unsafety = None;
+    sig.abi = None;
+    quote! {
+        #(#attrs)*
+        #[allow(unused_variables, unreachable_code, clippy::diverging_sub_expression)]
+        #vis #sig {
+            ::core::unimplemented!("#[tiled_transpose] reported errors")
+        }
+    }
+}

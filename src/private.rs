@@ -1,0 +1,66 @@
+//! Support for the code `#[tiled_transpose]` expands to. Not a public API: names and
+//! signatures here change whenever the attribute's expansion does.
+
+pub use bankfree_runtime::KernelSource;
+pub use std::borrow::Cow;
+
+use bankfree_gen::Shape;
+
+/// The launch shape from the glue's `usize` arguments.
+pub fn shape(
+    batch: usize,
+    rows: usize,
+    cols: usize,
+    src_ld: Option<usize>,
+    dst_ld: Option<usize>,
+) -> Shape {
+    let (rows, cols) = (rows as u64, cols as u64);
+    let src_ld = src_ld.map_or(cols, |v| v as u64);
+    let dst_ld = dst_ld.map_or(rows, |v| v as u64);
+    Shape {
+        batch: batch as u64,
+        rows,
+        cols,
+        src_ld,
+        dst_ld,
+        src_batch_stride: rows.saturating_mul(src_ld),
+        dst_batch_stride: cols.saturating_mul(dst_ld),
+    }
+}
+
+/// One kernel per element size the attribute generated.
+pub struct Entry {
+    pub elem_bytes: usize,
+    pub kernel: Option<KernelSource>,
+}
+
+/// The compile-time check for element types whose size the attribute could not see:
+/// `problems` lists `(size, message)`, an empty message where the kernel is fine.
+/// Evaluated in a `const`, a panic here is a compile error with that message.
+pub const fn check(problems: &[(usize, &str)], elem_bytes: usize, unsupported: &'static str) {
+    let mut i = 0;
+    while i < problems.len() {
+        if problems[i].0 == elem_bytes {
+            if !problems[i].1.is_empty() {
+                panic!("{}", problems[i].1);
+            }
+            return;
+        }
+        i += 1;
+    }
+    panic!("{}", unsupported);
+}
+
+/// The kernel for an element size (the compile-time [`check`] admits only sizes
+/// that have one; an error, not a panic, all the same).
+pub fn pick(table: &'static [Entry], elem_bytes: usize) -> crate::Result<&'static KernelSource> {
+    table
+        .iter()
+        .find(|e| e.elem_bytes == elem_bytes)
+        .and_then(|e| e.kernel.as_ref())
+        .ok_or(crate::Error::ElementSize {
+            entry: "#[tiled_transpose] function".into(),
+            kernel_bytes: 0,
+            rust_bytes: elem_bytes,
+        })
+}

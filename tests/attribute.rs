@@ -1,0 +1,85 @@
+//! `#[tiled_transpose]` as users write it: these must compile without warnings, and
+//! their errors before any launch are checked here (no GPU needed).
+#![deny(warnings)]
+
+use bankfree::cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut};
+use bankfree::tiled_transpose;
+use std::sync::Arc;
+
+/// The user's docs are kept.
+#[tiled_transpose(tile = 32, strategy = pad)]
+pub fn transpose_f32(
+    src: &CudaSlice<f32>,
+    dst: &mut CudaSlice<f32>,
+    rows: usize,
+    cols: usize,
+) -> bankfree::Result<()>;
+
+#[tiled_transpose]
+pub fn default_args(
+    src: &CudaSlice<u8>,
+    dst: &mut CudaSlice<u8>,
+    rows: usize,
+    cols: usize,
+) -> bankfree::Result<()>;
+
+#[tiled_transpose(tile = 64, strategy = pad, block_rows = 4)]
+fn everything(
+    src: &CudaView<'_, bankfree::half::f16>,
+    dst: &mut CudaViewMut<'_, bankfree::half::f16>,
+    batch: usize,
+    rows: usize,
+    cols: usize,
+    src_ld: usize,
+    dst_ld: usize,
+    stream: &CudaStream,
+) -> Result<(), bankfree::Error>;
+
+#[tiled_transpose(strategy = none, allow_conflicts)]
+fn conflicting(
+    src: &CudaSlice<f64>,
+    dst: &mut CudaSlice<f64>,
+    rows: usize,
+    cols: usize,
+    stream: &Arc<CudaStream>,
+) -> bankfree::Result<()>;
+
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct Rgb {
+    r: f32,
+    g: f32,
+    b: f32,
+}
+// SAFETY: three f32s, `repr(C)`, valid for any bytes.
+#[allow(unsafe_code)]
+unsafe impl bankfree::Element for Rgb {}
+
+#[tiled_transpose(strategy = pad)]
+fn rgb(
+    src: &CudaSlice<Rgb>,
+    dst: &mut CudaSlice<Rgb>,
+    rows: usize,
+    cols: usize,
+) -> bankfree::Result<()>;
+
+#[tiled_transpose(tile = 16, strategy = swizzle(xor))]
+fn generic<T: bankfree::Element>(
+    src: &CudaSlice<T>,
+    dst: &mut CudaSlice<T>,
+    rows: usize,
+    cols: usize,
+) -> bankfree::Result<()>;
+
+#[test]
+fn the_attribute_keeps_docs_and_states_the_verdict() {
+    // The functions exist with the declared signatures (they need a GPU to run).
+    let _f: fn(&CudaSlice<f32>, &mut CudaSlice<f32>, usize, usize) -> bankfree::Result<()> =
+        transpose_f32;
+    let _g = default_args;
+    let _h = everything;
+    let _i = conflicting;
+    let _j = rgb;
+    let _k = generic::<u32>;
+    let _l = generic::<[f32; 3]>;
+}

@@ -1,0 +1,7 @@
+use bankfree::cudarc::driver::CudaSlice;
+use bankfree::tiled_transpose;
+
+#[tiled_transpose]
+pub fn t(src: &CudaSlice<f32>, dst: &CudaSlice<f32>, rows: usize, cols: usize) -> bankfree::Result<()>;
+
+fn main() {}
