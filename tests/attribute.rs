@@ -83,3 +83,27 @@ fn the_attribute_keeps_docs_and_states_the_verdict() {
     let _k = generic::<u32>;
     let _l = generic::<[f32; 3]>;
 }
+
+// Every element type, strategy and tile, as pass cases.
+macro_rules! pass_cases {
+    ($($name:ident: $t:ty => [$($arg:tt)*];)*) => { $(
+        #[tiled_transpose($($arg)*)]
+        #[allow(dead_code)]
+        fn $name(src: &CudaSlice<$t>, dst: &mut CudaSlice<$t>, rows: usize, cols: usize) -> bankfree::Result<()>;
+    )* };
+}
+pass_cases! {
+    p_u8: u8 => [tile = 8, strategy = naive];
+    p_i8: i8 => [tile = 8, strategy = swizzle];
+    p_u16: u16 => [tile = 16, strategy = swizzle(rotate)];
+    p_i16: i16 => [tile = 16, strategy = swizzle(xor)];
+    p_bf16: bankfree::half::bf16 => [tile = 32, strategy = pad(2)];
+    p_u32: u32 => [tile = 32, strategy = pad(1)];
+    p_i32: i32 => [tile = 32, strategy = swizzle(rotate)];
+    p_u64: u64 => [tile = 64, strategy = swizzle];
+    p_i64: i64 => [tile = 64, strategy = pad];
+    p_u128: u128 => [tile = 32, strategy = none, allow_conflicts];
+    p_i128: i128 => [tile = 16, strategy = naive];
+    p_f64: f64 => [tile = 8, strategy = swizzle(xor), block_rows = 2];
+    p_arr: [u32; 5] => [tile = 32, strategy = pad];
+}

@@ -181,20 +181,23 @@ pub fn check(cx: &Ctxt, item: &Item) -> Option<Params> {
     if let Some(t) = &sig.constness {
         cx.error(
             t,
-            "a `#[tiled_transpose]` function cannot be `const`: it launches a GPU kernel",
+            "a `#[tiled_transpose]` function cannot be `const` (it launches a GPU kernel): remove `const`",
         );
     }
     if let Some(t) = &sig.asyncness {
-        cx.error(t, "a `#[tiled_transpose]` function cannot be `async`: the launch is already asynchronous on its stream");
+        cx.error(t, "a `#[tiled_transpose]` function cannot be `async` (the launch is already asynchronous on its stream): remove `async`");
     }
     if let Some(t) = &sig.unsafety {
-        cx.error(t, "a `#[tiled_transpose]` function cannot be `unsafe`: every input is checked before the launch");
+        cx.error(t, "a `#[tiled_transpose]` function cannot be `unsafe` (every input is checked before the launch): remove `unsafe`");
     }
     if let Some(abi) = &sig.abi {
-        cx.error(abi, "a `#[tiled_transpose]` function cannot be `extern`");
+        cx.error(abi, "a `#[tiled_transpose]` function cannot be `extern`: remove the ABI; it is a Rust function that launches a kernel");
     }
     if let Some(v) = &sig.variadic {
-        cx.error(v, "a `#[tiled_transpose]` function cannot be variadic");
+        cx.error(
+            v,
+            "a `#[tiled_transpose]` function cannot be variadic: remove `...`",
+        );
     }
     if !returns_result(&sig.output) {
         match &sig.output {
@@ -234,7 +237,10 @@ pub fn check(cx: &Ctxt, item: &Item) -> Option<Params> {
         };
         let name = pi.ident.to_string();
         if seen.contains(&name) {
-            cx.error(&pi.ident, format!("duplicate parameter `{name}`"));
+            cx.error(
+                &pi.ident,
+                format!("duplicate parameter `{name}`: give each parameter once"),
+            );
             continue;
         }
         seen.push(name.clone());
@@ -244,7 +250,10 @@ pub fn check(cx: &Ctxt, item: &Item) -> Option<Params> {
             "dst" => dst = slice_elem(cx, "dst", ty, true).map(|e| (e, ty.clone())),
             "rows" | "cols" | "batch" | "src_ld" | "dst_ld" => {
                 if !is_usize(ty) {
-                    cx.error(ty, format!("`{name}` must be `usize`"));
+                    cx.error(
+                        ty,
+                        format!("`{name}` must be `usize`: write `{name}: usize`"),
+                    );
                 }
                 match name.as_str() {
                     "batch" => p.batch = true,
