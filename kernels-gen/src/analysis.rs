@@ -72,6 +72,14 @@ pub struct Report {
 }
 
 impl Report {
+    /// The instruction with the highest conflict degree, if any conflicts.
+    pub fn worst_conflict(&self) -> Option<&Instruction> {
+        self.instructions
+            .iter()
+            .filter(|i| i.wavefronts > i.ideal)
+            .max_by(|a, b| a.degree().total_cmp(&b.degree()))
+    }
+
     /// One line: `conflict-free` or the worst conflict.
     pub fn verdict(&self) -> String {
         if let Some(e) = self.errors.first() {
@@ -80,12 +88,7 @@ impl Report {
         if self.instructions.is_empty() {
             return "conflict-free (no shared memory)".into();
         }
-        match self
-            .instructions
-            .iter()
-            .filter(|i| i.wavefronts > i.ideal)
-            .max_by(|a, b| a.degree().total_cmp(&b.degree()))
-        {
+        match self.worst_conflict() {
             None => "conflict-free".into(),
             Some(i) => format!(
                 "{}-way bank conflict on the shared {} `{}` ({} wavefronts, ideal {})",

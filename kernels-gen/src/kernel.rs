@@ -293,6 +293,22 @@ impl Kernel {
         self.shared_bytes() / u64::from(self.unit.bytes())
     }
 
+    /// One line for people: tile, threads, element size, strategy and its
+    /// resolution, shared memory.
+    pub fn describe(&self) -> String {
+        let s = &self.spec;
+        format!(
+            "tile {} ({} x {} threads), {}-byte elements, strategy {} -> {}, {} bytes of shared memory per block",
+            s.tile,
+            s.tile,
+            s.block_rows,
+            s.elem_bytes,
+            s.strategy,
+            self.layout,
+            self.shared_bytes()
+        )
+    }
+
     /// The bank analysis of every shared instruction.
     pub fn analyze(&self, model: Model) -> Report {
         analysis::analyze(self, model)

@@ -249,6 +249,36 @@ fn unit_of(bytes: u32) -> Result<(Unit, u32), SpecError> {
     })
 }
 
+/// One of each strategy (with `pad` resolved by the analyzer).
+pub const ALL_STRATEGIES: [Strategy; 5] = [
+    Strategy::Naive,
+    Strategy::None,
+    Strategy::Pad(None),
+    Strategy::Xor,
+    Strategy::Rotate,
+];
+
+/// Every spec of the grid: each tile, each `block_rows` it allows, each element
+/// size and each of `strategies` (valid specs only; building may still refuse some).
+pub fn grid(strategies: &[Strategy]) -> Vec<TransposeSpec> {
+    let mut out = Vec::new();
+    for tile in TILES {
+        for block_rows in allowed_block_rows(tile) {
+            for elem_bytes in all_elem_bytes() {
+                for &strategy in strategies {
+                    out.push(TransposeSpec {
+                        tile,
+                        block_rows,
+                        elem_bytes,
+                        strategy,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Every supported element size.
 pub fn all_elem_bytes() -> Vec<u32> {
     (1..=MAX_ELEM_BYTES).filter(|&b| elem_bytes_ok(b)).collect()

@@ -3,9 +3,7 @@
 
 use bankfree_gen::bank::{analyze, Model};
 use bankfree_gen::kernel::{Kernel, Layout};
-use bankfree_gen::spec::{
-    all_elem_bytes, allowed_block_rows, SpecError, Strategy, TransposeSpec, MAX_PAD, TILES,
-};
+use bankfree_gen::spec::{all_elem_bytes, grid, SpecError, Strategy, TransposeSpec, MAX_PAD};
 
 /// Wavefronts and ideal of `elem[f(lane)]` for the first `lanes` lanes.
 fn cost(model: Model, bytes: u32, lanes: u64, f: impl Fn(u64) -> u64) -> (u32, u32) {
@@ -113,25 +111,6 @@ fn seed_001_and_002_legacy_examples() {
     };
     assert!((0..3).all(|k| words(3, k) == 2), "float3 struct is free");
     assert!((0..2).all(|k| words(2, k) == 4), "float2 struct is 2-way");
-}
-
-fn grid(strategies: &[Strategy]) -> Vec<TransposeSpec> {
-    let mut out = Vec::new();
-    for tile in TILES {
-        for block_rows in allowed_block_rows(tile) {
-            for elem_bytes in all_elem_bytes() {
-                for &strategy in strategies {
-                    out.push(TransposeSpec {
-                        tile,
-                        block_rows,
-                        elem_bytes,
-                        strategy,
-                    });
-                }
-            }
-        }
-    }
-    out
 }
 
 #[test]

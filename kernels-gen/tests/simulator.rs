@@ -5,7 +5,7 @@ use bankfree_gen::expr::{Env, Var};
 use bankfree_gen::kernel::{Kernel, Mem};
 use bankfree_gen::shape::Shape;
 use bankfree_gen::sim::{self, Grid, SimError};
-use bankfree_gen::spec::{all_elem_bytes, allowed_block_rows, Strategy, TransposeSpec};
+use bankfree_gen::spec::{grid, Strategy, TransposeSpec, ALL_STRATEGIES};
 
 /// Deterministic, non-zero, position-dependent bytes.
 fn noise(len: usize, seed: u64) -> Vec<u8> {
@@ -60,36 +60,20 @@ fn small_shapes() -> Vec<Shape> {
 }
 
 fn grid_for_tile(tile: u32) {
-    let strategies = [
-        Strategy::Naive,
-        Strategy::None,
-        Strategy::Pad(None),
-        Strategy::Pad(Some(3)),
-        Strategy::Xor,
-        Strategy::Rotate,
-    ];
+    let mut strategies = ALL_STRATEGIES.to_vec();
+    strategies.push(Strategy::Pad(Some(3)));
     let shapes = small_shapes();
     let mut ran = 0;
-    for block_rows in allowed_block_rows(tile) {
-        for elem_bytes in all_elem_bytes() {
-            for strategy in strategies {
-                let spec = TransposeSpec {
-                    tile,
-                    block_rows,
-                    elem_bytes,
-                    strategy,
-                };
-                // Specs the generator refuses (too much shared memory, no conflict-free
-                // padding) are covered by the analyzer tests.
-                let Ok(kernel) = Kernel::build(spec) else {
-                    continue;
-                };
-                for shape in &shapes {
-                    check(&kernel, shape, None);
-                }
-                ran += 1;
-            }
+    for spec in grid(&strategies).into_iter().filter(|s| s.tile == tile) {
+        // Specs the generator refuses (too much shared memory, no conflict-free
+        // padding) are covered by the analyzer tests.
+        let Ok(kernel) = Kernel::build(spec) else {
+            continue;
+        };
+        for shape in &shapes {
+            check(&kernel, shape, None);
         }
+        ran += 1;
     }
     assert!(ran > 100, "tile {tile}: only {ran} specs ran");
 }

@@ -32,11 +32,7 @@ fn kernel_for(args: &Args, elem_bytes: u32) -> Result<(Kernel, Report), String> 
     })?;
     let report = k.analyze(Model::Hopper);
     if !report.conflict_free && !args.allow_conflicts {
-        let worst = report
-            .instructions
-            .iter()
-            .filter(|i| i.wavefronts > i.ideal)
-            .max_by(|a, b| a.degree().total_cmp(&b.degree()));
+        let worst = report.worst_conflict();
         let detail = worst.map_or(String::new(), |i| {
             format!(
                 ": the shared {} `{}` takes {} wavefronts where {} would do ({:.0}-way)",
@@ -78,15 +74,8 @@ fn source_tokens(k: &Kernel) -> TokenStream {
 
 fn doc_line(k: &Kernel, r: &Report) -> String {
     format!(
-        " bankfree: tile {} ({} x {} threads), {}-byte elements, strategy {} -> {}, {} bytes of shared memory per block; \
-         bank analyzer (hopper): {}.",
-        k.spec.tile,
-        k.spec.tile,
-        k.spec.block_rows,
-        k.spec.elem_bytes,
-        k.spec.strategy,
-        k.layout,
-        k.shared_bytes(),
+        " bankfree: {}; bank analyzer (hopper): {}.",
+        k.describe(),
         r.verdict()
     )
 }

@@ -41,6 +41,19 @@ pub fn disk() -> &'static DiskCache {
     DISK.get_or_init(DiskCache::from_env)
 }
 
+/// The disk-cache key of a kernel for a target (no NVRTC call: the build is
+/// identified by its file).
+fn key_for(k: &KernelSource, arch: u32, format: Format) -> Result<Key> {
+    let identity = &crate::discover::locate()?.identity;
+    Ok(Key::new(
+        &k.source,
+        &compiler::options(arch, format),
+        arch,
+        format,
+        identity,
+    ))
+}
+
 /// Binaries compiled or read in this process, by key: a key is compiled once
 /// however many threads ask for it at once.
 type Binaries = Mutex<HashMap<Key, Arc<OnceLock<Result<Binary>>>>>;
@@ -53,14 +66,7 @@ fn binaries() -> &'static Binaries {
 /// Compiles through the disk cache: a hit costs no NVRTC call, and concurrent
 /// requests for one key share one compile.
 pub fn binary(disk: &DiskCache, k: &KernelSource, arch: u32, format: Format) -> Result<Binary> {
-    let opts = compiler::options(arch, format);
-    let key = Key::new(
-        &k.source,
-        &opts,
-        arch,
-        format,
-        &crate::discover::locate()?.identity,
-    );
+    let key = key_for(k, arch, format)?;
     let slot = binaries()
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -90,13 +96,7 @@ pub fn binary(disk: &DiskCache, k: &KernelSource, arch: u32, format: Format) -> 
 
 /// The binary if this process or the disk cache already has it (no NVRTC call).
 fn cached(disk: &DiskCache, k: &KernelSource, arch: u32, format: Format) -> Result<Option<Binary>> {
-    let key = Key::new(
-        &k.source,
-        &compiler::options(arch, format),
-        arch,
-        format,
-        &crate::discover::locate()?.identity,
-    );
+    let key = key_for(k, arch, format)?;
     let known = binaries()
         .lock()
         .unwrap_or_else(|p| p.into_inner())

@@ -5,7 +5,7 @@
 //! Without NVRTC these tests say so and pass, unless BANKFREE_REQUIRE_NVRTC=1 (CI
 //! sets it, after installing NVRTC from the PyPI wheel).
 
-use bankfree_gen::spec::{all_elem_bytes, allowed_block_rows, TILES};
+use bankfree_gen::spec::{grid, ALL_STRATEGIES};
 use bankfree_gen::{Kernel, Strategy, TransposeSpec};
 use bankfree_runtime::compiler::{compile, nvrtc_version, Format};
 use bankfree_runtime::disk::DiskCache;
@@ -41,31 +41,11 @@ fn every_grid_kernel_compiles_for_three_archs_without_spills() {
     if !have_nvrtc() {
         return;
     }
-    let strategies = [
-        Strategy::Naive,
-        Strategy::None,
-        Strategy::Pad(None),
-        Strategy::Xor,
-        Strategy::Rotate,
-    ];
-    let mut kernels = Vec::new();
-    for tile in TILES {
-        for block_rows in allowed_block_rows(tile) {
-            for elem_bytes in all_elem_bytes() {
-                for strategy in strategies {
-                    let spec = TransposeSpec {
-                        tile,
-                        block_rows,
-                        elem_bytes,
-                        strategy,
-                    };
-                    if let Ok(k) = Kernel::build(spec) {
-                        kernels.push(KernelSource::from_kernel(&k));
-                    }
-                }
-            }
-        }
-    }
+    let kernels: Vec<KernelSource> = grid(&ALL_STRATEGIES)
+        .into_iter()
+        .filter_map(|spec| Kernel::build(spec).ok())
+        .map(|k| KernelSource::from_kernel(&k))
+        .collect();
     let jobs: Vec<(usize, u32)> = (0..kernels.len())
         .flat_map(|i| [(i, 75), (i, 80), (i, 90)])
         .collect();

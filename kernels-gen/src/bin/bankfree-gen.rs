@@ -125,8 +125,9 @@ fn lanes_json(acc: &bank::Access) -> serde_json::Value {
         .collect::<Vec<_>>())
 }
 
-fn instruction_json(i: &Instruction) -> serde_json::Value {
-    json!({
+/// One instruction's analysis; `lanes` adds the worst case's lane map.
+fn instruction_json(i: &Instruction, lanes: bool) -> serde_json::Value {
+    let mut v = json!({
         "kind": i.kind,
         "access": i.access,
         "width": i.width,
@@ -137,8 +138,11 @@ fn instruction_json(i: &Instruction) -> serde_json::Value {
         "total_wavefronts": i.total_wavefronts,
         "total_ideal": i.total_ideal,
         "worst_at": i.worst_at,
-        "lanes": lanes_json(&i.worst),
-    })
+    });
+    if lanes {
+        v["lanes"] = lanes_json(&i.worst);
+    }
+    v
 }
 
 fn banks(
@@ -177,23 +181,12 @@ fn banks(
             "model": m,
             "conflict_free": r.conflict_free,
             "verdict": r.verdict(),
-            "instructions": r.instructions.iter().map(instruction_json).collect::<Vec<_>>(),
+            "instructions": r.instructions.iter().map(|i| instruction_json(i, true)).collect::<Vec<_>>(),
         });
         let _ = writeln!(o, "{v:#}");
         return Ok(());
     }
-    let _ = writeln!(
-        o,
-        "{}: tile {}, block {} x {}, {}-byte elements, {} -> {}, {} bytes of shared memory",
-        k.entry_name(),
-        k.spec.tile,
-        k.spec.tile,
-        k.spec.block_rows,
-        k.spec.elem_bytes,
-        k.spec.strategy,
-        k.layout,
-        k.shared_bytes()
-    );
+    let _ = writeln!(o, "{}: {}", k.entry_name(), k.describe());
     let _ = writeln!(o, "{} model: {}", m, r.verdict());
     for i in &r.instructions {
         let _ = writeln!(o,
@@ -282,67 +275,33 @@ fn access(
 }
 
 fn grid(o: &mut String, out: &std::path::Path, default_rows: bool) -> Result<(), String> {
-    use bankfree_gen::spec::{all_elem_bytes, allowed_block_rows, default_block_rows, TILES};
+    use bankfree_gen::spec::{default_block_rows, grid, ALL_STRATEGIES};
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    let strategies = [
-        Strategy::Naive,
-        Strategy::None,
-        Strategy::Pad(None),
-        Strategy::Xor,
-        Strategy::Rotate,
-    ];
     let mut manifest = Vec::new();
     let mut refused = 0;
-    for tile in TILES {
-        let rows = if default_rows {
-            vec![default_block_rows(tile)]
-        } else {
-            allowed_block_rows(tile)
-        };
-        for block_rows in rows {
-            for elem_bytes in all_elem_bytes() {
-                for strategy in strategies {
-                    let spec = TransposeSpec {
-                        tile,
-                        block_rows,
-                        elem_bytes,
-                        strategy,
-                    };
-                    let Ok(k) = Kernel::build(spec) else {
-                        refused += 1;
-                        continue;
-                    };
-                    let r = k.analyze(Model::Hopper);
-                    let file = format!("{}.cu", k.entry_name());
-                    let path = out.join(&file);
-                    std::fs::write(&path, emit(&k))
-                        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-                    manifest.push(json!({
-                        "file": file,
-                        "entry": k.entry_name(),
-                        "spec": k.spec,
-                        "strategy": k.spec.strategy.to_string(),
-                        "layout": k.layout.to_string(),
-                        "shared_bytes": k.shared_bytes(),
-                        "conflict_free": r.conflict_free,
-                        "instructions": r
-                            .instructions
-                            .iter()
-                            .map(|i| {
-                                json!({
-                                    "kind": i.kind,
-                                    "access": i.access,
-                                    "width": i.width,
-                                    "wavefronts": i.wavefronts,
-                                    "ideal": i.ideal,
-                                    "mean_wavefronts": i.mean_wavefronts(),
-                                })
-                            })
-                            .collect::<Vec<_>>(),
-                    }));
-                }
-            }
+    for spec in grid(&ALL_STRATEGIES) {
+        if default_rows && spec.block_rows != default_block_rows(spec.tile) {
+            continue;
         }
+        let Ok(k) = Kernel::build(spec) else {
+            refused += 1;
+            continue;
+        };
+        let r = k.analyze(Model::Hopper);
+        let file = format!("{}.cu", k.entry_name());
+        let path = out.join(&file);
+        std::fs::write(&path, emit(&k))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        manifest.push(json!({
+            "file": file,
+            "entry": k.entry_name(),
+            "spec": k.spec,
+            "strategy": k.spec.strategy.to_string(),
+            "layout": k.layout.to_string(),
+            "shared_bytes": k.shared_bytes(),
+            "conflict_free": r.conflict_free,
+            "instructions": r.instructions.iter().map(|i| instruction_json(i, false)).collect::<Vec<_>>(),
+        }));
     }
     let path = out.join("manifest.json");
     std::fs::write(&path, format!("{:#}", json!(manifest)))
