@@ -6,13 +6,16 @@
 //! Without a driver, a GPU or NVRTC it says what is missing and how to get it,
 //! prints the kernels' bank verdicts, and exits with status 2.
 
-use bankfree::cudarc::driver::{CudaContext, CudaSlice, CudaStream};
-use bankfree::gen::{bank::Model, Kernel, Strategy, TransposeSpec};
+use bankfree::cudarc::driver::{CudaContext, CudaSlice};
+use bankfree::gen::{bank::Model, Kernel, Shape, Strategy, TransposeSpec};
 use bankfree::runtime::{probe, stats};
 use bankfree::tiled_transpose;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Instant;
+
+#[path = "common/mod.rs"]
+mod common;
+use common::{cpu_transpose, median_ms, noise};
 
 /// `dst` (cols x rows) = `src` (rows x cols) transposed, through a padded tile.
 #[tiled_transpose(tile = 32, strategy = pad)]
@@ -87,48 +90,14 @@ fn main() -> ExitCode {
     }
 }
 
-fn median_ms(
-    stream: &Arc<CudaStream>,
-    reps: usize,
-    mut f: impl FnMut() -> Result<(), String>,
-) -> Result<f64, String> {
-    let flags = Some(bankfree::cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let (a, b) = (
-        stream.record_event(flags).map_err(|e| e.to_string())?,
-        stream.record_event(flags).map_err(|e| e.to_string())?,
-    );
-    let mut t = Vec::with_capacity(reps);
-    for _ in 0..reps {
-        a.record(stream).map_err(|e| e.to_string())?;
-        f()?;
-        b.record(stream).map_err(|e| e.to_string())?;
-        b.synchronize().map_err(|e| e.to_string())?;
-        t.push(a.elapsed_ms(&b).map_err(|e| e.to_string())? as f64);
-    }
-    t.sort_by(f64::total_cmp);
-    Ok(t[reps / 2])
-}
-
 fn run(ks: &[(Strategy, Kernel)]) -> Result<(), String> {
     let fns: [Transpose; 2] = [transpose_pad, transpose_swizzle];
     let stream = CudaContext::new(0)
         .map_err(|e| e.to_string())?
         .default_stream();
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
-    let host: Vec<f32> = (0..N * N)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 40) as f32 / 16_777_216.0 - 0.5
-        })
-        .collect();
+    let host: Vec<f32> = noise(N * N, |x| (x >> 40) as f32 / 16_777_216.0 - 0.5);
     let mut want = vec![0f32; N * N];
-    for r in 0..N {
-        for c in 0..N {
-            want[c * N + r] = host[r * N + c];
-        }
-    }
+    cpu_transpose(&Shape::new(N as u64, N as u64), &host, &mut want);
     let src = stream.clone_htod(&host).map_err(|e| e.to_string())?;
     let mut dst = stream
         .alloc_zeros::<f32>(N * N)
@@ -137,7 +106,7 @@ fn run(ks: &[(Strategy, Kernel)]) -> Result<(), String> {
         .alloc_zeros::<f32>(N * N)
         .map_err(|e| e.to_string())?;
     let bytes = 2.0 * (N * N * 4) as f64;
-    let memcpy = median_ms(&stream, 30, || {
+    let memcpy = median_ms(&stream, 30, |_| {
         stream
             .memcpy_dtod(&src, &mut copy)
             .map_err(|e| e.to_string())
@@ -175,7 +144,7 @@ fn run(ks: &[(Strategy, Kernel)]) -> Result<(), String> {
         f(&src, &mut dst, N, N).map_err(|e| e.to_string())?;
         stream.synchronize().map_err(|e| e.to_string())?;
         let later = t1.elapsed().as_secs_f64() * 1e3;
-        let ms = median_ms(&stream, 30, || {
+        let ms = median_ms(&stream, 30, |_| {
             f(&src, &mut dst, N, N).map_err(|e| e.to_string())
         })?;
         println!(

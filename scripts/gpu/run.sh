@@ -37,6 +37,11 @@ step overhead .gpu/bin/runtime_overhead
 export BANKFREE_CACHE_DIR=/tmp/bankfree-example-cache; rm -rf "$BANKFREE_CACHE_DIR"
 step example-first .gpu/bin/transpose
 step example-second .gpu/bin/transpose
+step seed-transposes .gpu/bin/seed_transposes
+# The benchmark, then the peers (torch, cuBLAS geam through CuPy) on the same cases.
+export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64"
+step bench .gpu/bin/bench --json "$OUT/bench.json"
+step peers python3 scripts/gpu/peers.py --json "$OUT/peers.json"
 echo "=== summary"
 tail -n 3 "$OUT/compile.log" "$OUT/correct.log" | grep -v '^$'
 tail -n 1 "$OUT/ncu.log"; echo "under load (1024 x 1024): $(tail -n 1 "$OUT/ncu-loaded.log")"
@@ -45,4 +50,7 @@ cat "$OUT/time.log"
 grep -h 'test result' "$OUT/gpu-tests.log" "$OUT/attribute-gpu.log"
 cat "$OUT/overhead.log"
 tail -n 5 "$OUT/example-first.log" "$OUT/example-second.log"
+cat "$OUT/seed-transposes.log"
+grep -A200 'median of' "$OUT/bench.log"
+grep -A200 'median of' "$OUT/peers.log"
 printf '%s\n' "${status[@]}"

@@ -1,0 +1,335 @@
+//! The benchmark: for each element size and shape, in one process, cudaMemcpy
+//! device-to-device of the same bytes, every strategy, and cuBLAS `geam` (f32, f64).
+//! Median of 30 CUDA-event-timed runs after 3 warm-ups; inputs are rotated among
+//! enough buffers to exceed the L2 cache. Every implementation's output is checked
+//! against a CPU transpose first. Prints a table (ratio = memcpy time / time) and
+//! writes JSON.
+//!
+//! `cargo run --release --example bench [-- --json bench.json]`
+#![allow(unsafe_code)] // cuBLAS `geam` has only a raw binding; and a 12-byte element type
+
+use bankfree::cudarc::driver::{
+    CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits,
+};
+use bankfree::gen::{Kernel, Shape, Strategy, TransposeSpec};
+use bankfree::runtime::{probe, transpose, KernelSource};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[path = "common/mod.rs"]
+mod common;
+use common::{cpu_transpose, median_ms, noise};
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+struct F3([u32; 3]);
+// SAFETY: three u32, `repr(C)`, no padding; all-zero bits are a valid value.
+unsafe impl DeviceRepr for F3 {}
+// SAFETY: as above.
+unsafe impl ValidAsZeroBits for F3 {}
+
+const L2_BYTES: usize = 50 << 20;
+const REPS: usize = 30;
+
+struct Row {
+    case: String,
+    what: String,
+    ms: f64,
+    gbs: f64,
+    ratio: f64,
+}
+
+type Res<T> = Result<T, String>;
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+/// cuBLAS `geam` transposing a row-major `rows x cols` matrix (column-major: C = A^T).
+struct Geam {
+    handle: bankfree::cudarc::cublas::CudaBlas,
+}
+
+impl Geam {
+    fn new(stream: &Arc<CudaStream>) -> Option<Geam> {
+        // SAFETY: only tries to load the library; cudarc panics if it is absent, so ask first.
+        if !unsafe { bankfree::cudarc::cublas::sys::is_culib_present() } {
+            return None;
+        }
+        bankfree::cudarc::cublas::CudaBlas::new(stream.clone())
+            .ok()
+            .map(|handle| Geam { handle })
+    }
+
+    fn run<T: 'static>(
+        &self,
+        stream: &CudaStream,
+        src: &CudaSlice<T>,
+        dst: &mut CudaSlice<T>,
+        rows: usize,
+        cols: usize,
+    ) -> Res<()> {
+        use bankfree::cudarc::cublas::sys::{
+            cublasDgeam, cublasOperation_t as Op, cublasSgeam, cublasStatus_t,
+        };
+        let (m, n) = (rows as i32, cols as i32);
+        let (a, _ga) = src.device_ptr(stream);
+        let (c, _gc) = dst.device_ptr_mut(stream);
+        let h = *self.handle.handle();
+        let status = match std::mem::size_of::<T>() {
+            // SAFETY: A is rows x cols row-major (= cols x rows column-major, lda = cols);
+            // C receives cols x rows row-major (= rows x cols column-major, ldc = rows);
+            // beta = 0 and B = C, which geam allows; both buffers hold rows * cols.
+            4 => unsafe {
+                cublasSgeam(
+                    h,
+                    Op::CUBLAS_OP_T,
+                    Op::CUBLAS_OP_N,
+                    m,
+                    n,
+                    &1.0,
+                    a as *const f32,
+                    n,
+                    &0.0,
+                    c as *const f32,
+                    m,
+                    c as *mut f32,
+                    m,
+                )
+            },
+            // SAFETY: as above, for f64.
+            8 => unsafe {
+                cublasDgeam(
+                    h,
+                    Op::CUBLAS_OP_T,
+                    Op::CUBLAS_OP_N,
+                    m,
+                    n,
+                    &1.0,
+                    a as *const f64,
+                    n,
+                    &0.0,
+                    c as *const f64,
+                    m,
+                    c as *mut f64,
+                    m,
+                )
+            },
+            _ => return Err("geam: f32 and f64 only".into()),
+        };
+        if status == cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            Ok(())
+        } else {
+            Err(format!("geam: {status:?}"))
+        }
+    }
+}
+
+fn case<T>(
+    stream: &Arc<CudaStream>,
+    geam: Option<&Geam>,
+    name: &str,
+    shape: Shape,
+    make: impl Fn(u64) -> T,
+    rows: &mut Vec<Row>,
+) -> Res<()>
+where
+    T: DeviceRepr + ValidAsZeroBits + Copy + PartialEq + std::fmt::Debug + 'static,
+{
+    let e = std::mem::size_of::<T>();
+    let n = shape.src_elems().map_err(err)? as usize;
+    let bytes = n * e;
+    let copies = (4 * L2_BYTES).div_ceil(bytes).clamp(1, 64);
+    let host: Vec<T> = noise(n, &make);
+    let mut want = vec![make(0); n];
+    cpu_transpose(&shape, &host, &mut want);
+    let first = stream.clone_htod(&host).map_err(err)?;
+    let mut srcs = vec![first];
+    for _ in 1..copies {
+        let mut s = stream.alloc_zeros::<T>(n).map_err(err)?;
+        stream.memcpy_dtod(&srcs[0], &mut s).map_err(err)?;
+        srcs.push(s);
+    }
+    let mut dst = stream.alloc_zeros::<T>(n).map_err(err)?;
+    let mut row = |what: String, ms: f64, memcpy: f64| {
+        rows.push(Row {
+            case: name.into(),
+            what,
+            ms,
+            gbs: 2.0 * bytes as f64 / ms / 1e6,
+            ratio: memcpy / ms,
+        });
+    };
+    let memcpy = median_ms(stream, REPS, |i| {
+        stream.memcpy_dtod(&srcs[i % copies], &mut dst).map_err(err)
+    })?;
+    row("cudaMemcpy D2D".into(), memcpy, memcpy);
+    let check = |dst: &CudaSlice<T>, what: &str| -> Res<()> {
+        if stream.clone_dtoh(dst).map_err(err)? == want {
+            Ok(())
+        } else {
+            Err(format!("{name} {what}: wrong result"))
+        }
+    };
+    for strategy in [
+        Strategy::Naive,
+        Strategy::None,
+        Strategy::Pad(None),
+        Strategy::Xor,
+        Strategy::Rotate,
+    ] {
+        let spec = TransposeSpec::new(32, e as u32, strategy).map_err(err)?;
+        let k = KernelSource::from_kernel(&Kernel::build(spec).map_err(err)?);
+        transpose(&k, &srcs[0], &mut dst, &shape, None).map_err(err)?;
+        check(&dst, &k.entry)?;
+        let ms = median_ms(stream, REPS, |i| {
+            transpose(&k, &srcs[i % copies], &mut dst, &shape, None).map_err(err)
+        })?;
+        row(format!("bankfree {strategy}"), ms, memcpy);
+    }
+    if let (Some(g), 4 | 8, 1) = (geam, e, shape.batch) {
+        let (r, c) = (shape.rows as usize, shape.cols as usize);
+        g.run(stream, &srcs[0], &mut dst, r, c)?;
+        check(&dst, "geam")?;
+        let ms = median_ms(stream, REPS, |i| {
+            g.run(stream, &srcs[i % copies], &mut dst, r, c)
+        })?;
+        row("cuBLAS geam".into(), ms, memcpy);
+    }
+    Ok(())
+}
+
+fn run(json: Option<String>) -> Res<()> {
+    let p = probe().map_err(err)?;
+    let stream = CudaContext::new(0).map_err(err)?.default_stream();
+    let geam = Geam::new(&stream);
+    if geam.is_none() {
+        eprintln!("cuBLAS not found: geam rows are left out (install the CUDA toolkit or `pip install nvidia-cublas`)");
+    }
+    let g = geam.as_ref();
+    let mut rows = Vec::new();
+    let sq = Shape::new(8192, 8192);
+    case(&stream, g, "8192x8192 1-byte", sq, |x| x as u8, &mut rows)?;
+    case(&stream, g, "8192x8192 2-byte", sq, |x| x as u16, &mut rows)?;
+    case(
+        &stream,
+        g,
+        "8192x8192 f32",
+        sq,
+        |x| f32::from_bits(x as u32 & 0x3FFF_FFFF),
+        &mut rows,
+    )?;
+    case(
+        &stream,
+        g,
+        "8192x8192 f64",
+        sq,
+        |x| f64::from_bits(x & 0x3FFF_FFFF_FFFF_FFFF),
+        &mut rows,
+    )?;
+    case(
+        &stream,
+        g,
+        "8192x8192 12-byte",
+        sq,
+        |x| F3([x as u32, (x >> 20) as u32, (x >> 40) as u32]),
+        &mut rows,
+    )?;
+    case(
+        &stream,
+        g,
+        "8192x8192 16-byte",
+        sq,
+        |x| u128::from(x) << 64 | u128::from(!x),
+        &mut rows,
+    )?;
+    case(
+        &stream,
+        g,
+        "8191x8193 f32",
+        Shape::new(8191, 8193),
+        |x| f32::from_bits(x as u32 & 0x3FFF_FFFF),
+        &mut rows,
+    )?;
+    case(
+        &stream,
+        g,
+        "4194304x3 f32",
+        Shape::new(1 << 22, 3),
+        |x| f32::from_bits(x as u32 & 0x3FFF_FFFF),
+        &mut rows,
+    )?;
+    case(
+        &stream,
+        g,
+        "3x4194304 f32",
+        Shape::new(3, 1 << 22),
+        |x| f32::from_bits(x as u32 & 0x3FFF_FFFF),
+        &mut rows,
+    )?;
+    case(
+        &stream,
+        g,
+        "64x512x512 f16",
+        Shape::batched(64, 512, 512),
+        |x| x as u16,
+        &mut rows,
+    )?;
+    case(
+        &stream,
+        g,
+        "1080x1920 u8",
+        Shape::new(1080, 1920),
+        |x| x as u8,
+        &mut rows,
+    )?;
+
+    println!("\n{} (sm_{}{}), NVRTC {}.{}; median of {REPS} runs, CUDA events; ratio = memcpy time / time", p.device, p.compute_capability.0, p.compute_capability.1, p.nvrtc.0, p.nvrtc.1);
+    println!(
+        "{:<20} {:<26} {:>9} {:>8} {:>7}",
+        "case", "implementation", "ms", "GB/s", "ratio"
+    );
+    for r in &rows {
+        println!(
+            "{:<20} {:<26} {:>9.4} {:>8.0} {:>7.3}",
+            r.case, r.what, r.ms, r.gbs, r.ratio
+        );
+    }
+    if let Some(path) = json {
+        let items: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                format!(
+                    "{{\"case\":\"{}\",\"impl\":\"{}\",\"ms\":{},\"gbps\":{},\"ratio\":{}}}",
+                    r.case, r.what, r.ms, r.gbs, r.ratio
+                )
+            })
+            .collect();
+        let text = format!(
+            "{{\"device\":\"{}\",\"reps\":{REPS},\"rows\":[{}]}}\n",
+            p.device,
+            items.join(",")
+        );
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {path}: {e}"))?;
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    let json = args
+        .iter()
+        .position(|a| a == "--json")
+        .and_then(|i| args.get(i + 1).cloned());
+    if let Err(e) = probe() {
+        eprintln!("not run on a GPU: {e}");
+        return ExitCode::from(2);
+    }
+    match run(json) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

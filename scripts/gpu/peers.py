@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Peers on the benchmark's cases, same machine, same day: torch's transposed copy
+`out.copy_(x.t())` (permute for batched / 12-byte) and cuBLAS geam through CuPy
+(f32, f64). Ratio = time of a same-bytes device copy `out.copy_(x)` / time.
+Medians of 30 CUDA-event-timed runs after 3 warm-ups.
+
+    python3 scripts/gpu/peers.py [--json peers.json]
+"""
+import json
+import sys
+
+import cupy as cp
+import torch
+
+REPS = 30
+
+
+def median(fn):
+    for _ in range(3):
+        fn()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    ts = []
+    for _ in range(REPS):
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        ts.append(s.elapsed_time(e))
+    ts.sort()
+    return ts[REPS // 2]
+
+
+def case(name, shape, dtype, last=None):
+    """shape: (batch, rows, cols); last: a trailing element dimension (12-byte = 3 x f32)."""
+    b, r, c = shape
+    dims = (b, r, c) + ((last,) if last else ())
+    x = torch.randint(0, 100, dims, device="cuda").to(dtype) if dtype != torch.uint8 else torch.randint(0, 255, dims, device="cuda", dtype=torch.uint8)
+    out_copy = torch.empty_like(x)
+    tdims = (b, c, r) + ((last,) if last else ())
+    out = torch.empty(tdims, device="cuda", dtype=dtype)
+    copy = median(lambda: out_copy.copy_(x))
+    perm = (0, 2, 1) + ((3,) if last else ())
+    t = median(lambda: out.copy_(x.permute(*perm)))
+    assert torch.equal(out, x.permute(*perm))
+    nbytes = 2 * x.numel() * x.element_size()
+    rows = [(name, "same-bytes copy", copy, nbytes, 1.0), (name, "torch copy_(x.t())", t, nbytes, copy / t)]
+    if dtype in (torch.float32, torch.float64) and b == 1 and not last:
+        a = cp.asarray(x[0])
+        o = cp.empty((c, r), dtype=a.dtype)
+        # beta = 0 and B = C: cuBLAS allows it, and nothing is allocated per run.
+        g = median(lambda: cp.cublas.geam("T", "N", 1.0, a, 0.0, o, out=o))
+        assert bool((o == a.T).all())
+        rows.append((name, "cuBLAS geam (CuPy)", g, nbytes, copy / g))
+    return rows
+
+
+def main():
+    cases = [
+        ("8192x8192 1-byte", (1, 8192, 8192), torch.uint8, None),
+        ("8192x8192 2-byte", (1, 8192, 8192), torch.float16, None),
+        ("8192x8192 f32", (1, 8192, 8192), torch.float32, None),
+        ("8192x8192 f64", (1, 8192, 8192), torch.float64, None),
+        ("8192x8192 12-byte", (1, 8192, 8192), torch.float32, 3),
+        ("8192x8192 16-byte", (1, 8192, 8192), torch.complex128, None),
+        ("8191x8193 f32", (1, 8191, 8193), torch.float32, None),
+        ("4194304x3 f32", (1, 1 << 22, 3), torch.float32, None),
+        ("3x4194304 f32", (1, 3, 1 << 22), torch.float32, None),
+        ("64x512x512 f16", (64, 512, 512), torch.float16, None),
+        ("1080x1920 u8", (1, 1080, 1920), torch.uint8, None),
+    ]
+    rows = []
+    for name, shape, dtype, last in cases:
+        rows += case(name, shape, dtype, last)
+        torch.cuda.empty_cache()
+    print(f"\n{torch.cuda.get_device_name()}, torch {torch.__version__}, CuPy {cp.__version__}; median of {REPS}")
+    print(f"{'case':<20} {'implementation':<26} {'ms':>9} {'GB/s':>8} {'ratio':>7}")
+    for name, what, ms, nbytes, ratio in rows:
+        print(f"{name:<20} {what:<26} {ms:9.4f} {nbytes / ms / 1e6:8.0f} {ratio:7.3f}")
+    if "--json" in sys.argv:
+        with open(sys.argv[sys.argv.index("--json") + 1], "w") as f:
+            json.dump([dict(case=n, impl=w, ms=m, gbps=b / m / 1e6, ratio=r) for n, w, m, b, r in rows], f)
+
+
+if __name__ == "__main__":
+    main()
