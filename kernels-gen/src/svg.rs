@@ -89,7 +89,15 @@ pub fn bank_map(model: Model, panels: &[(String, Access)]) -> String {
         );
         y = top + depth * CELL + 20;
     }
-    let width = LEFT + banks * CELL + 20;
+    // 14 px monospace is about 8.5 px a character: fit the longest title too.
+    let title_px = panels
+        .iter()
+        .map(|(t, _)| t.len() as u64 + 45)
+        .max()
+        .unwrap_or(0)
+        * 17
+        / 2;
+    let width = (LEFT + banks * CELL + 20).max(LEFT + title_px);
     format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{y}\" font-family=\"monospace\">\n\
          <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n{body}</svg>\n"

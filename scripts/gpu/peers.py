@@ -10,6 +10,7 @@ import json
 import sys
 
 import cupy as cp
+import cupy.cublas  # a submodule: not loaded by `import cupy`
 import torch
 
 REPS = 30
