@@ -2,6 +2,7 @@
 //! transpose. Run there with `--include-ignored`.
 
 use bankfree::cudarc::driver::{CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut};
+use bankfree::gen::{sim::transpose_elems, Shape};
 use bankfree::tiled_transpose;
 
 #[tiled_transpose(strategy = pad)]
@@ -41,13 +42,14 @@ fn cpu<T: Copy>(
     sld: usize,
     dld: usize,
 ) {
-    for b in 0..batch {
-        for r in 0..rows {
-            for c in 0..cols {
-                dst[b * cols * dld + c * dld + r] = src[b * rows * sld + r * sld + c];
-            }
-        }
-    }
+    let shape = Shape {
+        src_ld: sld as u64,
+        dst_ld: dld as u64,
+        src_batch_stride: (rows * sld) as u64,
+        dst_batch_stride: (cols * dld) as u64,
+        ..Shape::batched(batch as u64, rows as u64, cols as u64)
+    };
+    transpose_elems(&shape, src, dst).expect("reference");
 }
 
 #[test]

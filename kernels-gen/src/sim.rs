@@ -250,27 +250,54 @@ fn check_writes(kernel: &Kernel, shape: &Shape, writes: &[u8], total: u64) -> Re
     Ok(())
 }
 
-/// A plain CPU transpose of whole elements (the reference the tests compare with);
-/// bytes of `dst` outside the destination matrix are left as they are.
-pub fn reference(
-    shape: &Shape,
-    elem_bytes: usize,
-    src: &[u8],
-    dst: &mut [u8],
-) -> Result<(), ShapeError> {
-    let e = elem_bytes.max(1);
-    shape.check_buffers((src.len() / e) as u64, (dst.len() / e) as u64)?;
+/// A plain CPU transpose (the reference the tests and examples compare with):
+/// elements of `dst` outside the destination matrix are left as they are.
+pub fn transpose_elems<T: Copy>(shape: &Shape, src: &[T], dst: &mut [T]) -> Result<(), ShapeError> {
+    shape.check_buffers(src.len() as u64, dst.len() as u64)?;
     if shape.is_empty() {
         return Ok(());
     }
     for b in 0..shape.batch {
         for r in 0..shape.rows {
             for c in 0..shape.cols {
-                let s = (b * shape.src_batch_stride + r * shape.src_ld + c) as usize * e;
-                let d = (b * shape.dst_batch_stride + c * shape.dst_ld + r) as usize * e;
-                dst[d..d + e].copy_from_slice(&src[s..s + e]);
+                let s = (b * shape.src_batch_stride + r * shape.src_ld + c) as usize;
+                let d = (b * shape.dst_batch_stride + c * shape.dst_ld + r) as usize;
+                dst[d] = src[s];
             }
         }
     }
     Ok(())
+}
+
+/// [`transpose_elems`] over byte buffers of `elem_bytes`-byte elements.
+pub fn reference(
+    shape: &Shape,
+    elem_bytes: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<(), ShapeError> {
+    fn by<const N: usize>(shape: &Shape, src: &[u8], dst: &mut [u8]) -> Result<(), ShapeError> {
+        let (s, _) = src.as_chunks::<N>();
+        let (d, _) = dst.as_chunks_mut::<N>();
+        transpose_elems(shape, s, d)
+    }
+    match elem_bytes {
+        1 => by::<1>(shape, src, dst),
+        2 => by::<2>(shape, src, dst),
+        4 => by::<4>(shape, src, dst),
+        8 => by::<8>(shape, src, dst),
+        16 => by::<16>(shape, src, dst),
+        e => {
+            // Other sizes: whole elements as byte ranges.
+            let e = e.max(1);
+            shape.check_buffers((src.len() / e) as u64, (dst.len() / e) as u64)?;
+            let idx: Vec<usize> = (0..src.len() / e).collect();
+            let mut out: Vec<usize> = (0..dst.len() / e).map(|_| usize::MAX).collect();
+            transpose_elems(shape, &idx, &mut out)?;
+            for (d, s) in out.iter().enumerate().filter(|(_, s)| **s != usize::MAX) {
+                dst[d * e..(d + 1) * e].copy_from_slice(&src[s * e..(s + 1) * e]);
+            }
+            Ok(())
+        }
+    }
 }

@@ -228,7 +228,7 @@ pub fn default_block_rows(tile: u32) -> u32 {
 /// The `block_rows` values valid for a tile.
 pub fn allowed_block_rows(tile: u32) -> Vec<u32> {
     (1..=tile)
-        .filter(|r| tile % r == 0 && tile * r <= MAX_THREADS)
+        .filter(|r| tile.is_multiple_of(*r) && tile * r <= MAX_THREADS)
         .collect()
 }
 

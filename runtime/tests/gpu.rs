@@ -36,15 +36,7 @@ impl Rng {
 }
 
 fn reference<T: Copy>(shape: &Shape, src: &[T], dst: &mut [T]) {
-    for b in 0..shape.batch {
-        for r in 0..shape.rows {
-            for c in 0..shape.cols {
-                let s = (b * shape.src_batch_stride + r * shape.src_ld + c) as usize;
-                let d = (b * shape.dst_batch_stride + c * shape.dst_ld + r) as usize;
-                dst[d] = src[s];
-            }
-        }
-    }
+    bankfree_gen::sim::transpose_elems(shape, src, dst).expect("reference");
 }
 
 /// Random source, poisoned destination, the whole destination compared.
