@@ -11,7 +11,8 @@ cargo build --release --examples
 cp target/release/examples/{transpose,runtime_overhead,bench,seed_transposes} .gpu/bin/
 # The release test binaries whose #[ignore = "needs a CUDA GPU"] tests run there.
 { cargo test --release -p bankfree-runtime --test gpu --no-run --message-format=json
-  cargo test --release -p bankfree --test attribute_gpu --no-run --message-format=json; } \
+  cargo test --release -p bankfree --test attribute_gpu --no-run --message-format=json
+  cargo test --release -p bankfree --test gpu_matrix --no-run --message-format=json; } \
   | python3 -c 'import json,sys
 for l in sys.stdin:
     m = json.loads(l)

@@ -33,6 +33,12 @@ step time python3 $C time $K
 # second run must load its kernels from the disk cache).
 step gpu-tests .gpu/bin/gpu --include-ignored --test-threads=1
 step attribute-gpu .gpu/bin/attribute_gpu --include-ignored
+step gpu-matrix .gpu/bin/gpu_matrix --include-ignored --nocapture
+# compute-sanitizer over the Rust path too: edge tiles, batches, pitches, views.
+for tool in memcheck racecheck synccheck; do
+  step "rust-sanitizer-$tool" timeout 200 compute-sanitizer --tool $tool --error-exitcode 3 \
+    .gpu/bin/gpu --include-ignored --exact views_streams_and_errors other_tiles_and_dynamic_shared_memory
+done
 step overhead .gpu/bin/runtime_overhead
 export BANKFREE_CACHE_DIR=/tmp/bankfree-example-cache; rm -rf "$BANKFREE_CACHE_DIR"
 step example-first .gpu/bin/transpose
@@ -47,7 +53,9 @@ tail -n 3 "$OUT/compile.log" "$OUT/correct.log" | grep -v '^$'
 tail -n 1 "$OUT/ncu.log"; echo "under load (1024 x 1024): $(tail -n 1 "$OUT/ncu-loaded.log")"
 for tool in memcheck racecheck synccheck; do grep -h 'ERROR SUMMARY' "$OUT/sanitizer-$tool.log" | sed "s/^/$tool: /"; done
 cat "$OUT/time.log"
-grep -h 'test result' "$OUT/gpu-tests.log" "$OUT/attribute-gpu.log"
+grep -h 'test result' "$OUT/gpu-tests.log" "$OUT/attribute-gpu.log" "$OUT/gpu-matrix.log"
+grep -h '^matrix:' "$OUT/gpu-matrix.log"
+for tool in memcheck racecheck synccheck; do grep -h 'SUMMARY' "$OUT/rust-sanitizer-$tool.log" | sed "s/^/rust $tool: /"; done
 cat "$OUT/overhead.log"
 tail -n 5 "$OUT/example-first.log" "$OUT/example-second.log"
 cat "$OUT/seed-transposes.log"

@@ -1,0 +1,137 @@
+//! The GPU test matrix: every strategy x tile x element size {1, 2, 4, 8, 12, 16} x
+//! shapes {1x1, 1x7, 7x1, 31x33, 1920x1080, 8191x8193, 2^21x3, 3x2^21}, plus batched,
+//! pitched (with gaps) and offset-view cases. Random inputs, the output poisoned
+//! before every run, every element of the destination buffer compared bit-exact.
+//! Run on a GPU with `--include-ignored`.
+#![allow(unsafe_code)] // the 12-byte element's `DeviceRepr`, as a user's crate would write it
+
+use bankfree::cudarc::driver::{CudaContext, CudaStream, DeviceRepr, ValidAsZeroBits};
+use bankfree::gen::spec::{SpecError, ALL_STRATEGIES, TILES};
+use bankfree::gen::{sim::transpose_elems, Kernel, Shape, TransposeSpec};
+use bankfree::runtime::{transpose, KernelSource};
+use std::sync::Arc;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct F3([u32; 3]);
+// SAFETY: three u32, `repr(C)`, no padding, valid for any bytes (zero included).
+unsafe impl DeviceRepr for F3 {}
+// SAFETY: as above.
+unsafe impl ValidAsZeroBits for F3 {}
+
+fn shapes() -> Vec<(&'static str, Shape, usize)> {
+    // (name, shape, element offset of the views into src and dst)
+    vec![
+        ("1x1", Shape::new(1, 1), 0),
+        ("1x7", Shape::new(1, 7), 0),
+        ("7x1", Shape::new(7, 1), 0),
+        ("31x33", Shape::new(31, 33), 0),
+        ("1920x1080", Shape::new(1920, 1080), 0),
+        ("8191x8193", Shape::new(8191, 8193), 0),
+        ("2^21x3", Shape::new(1 << 21, 3), 0),
+        ("3x2^21", Shape::new(3, 1 << 21), 0),
+        ("batch 5 of 37x41", Shape::batched(5, 37, 41), 0),
+        (
+            "pitched batch with gaps",
+            Shape {
+                src_ld: 75,
+                dst_ld: 50,
+                src_batch_stride: 45 * 75 + 11,
+                dst_batch_stride: 70 * 50 + 7,
+                ..Shape::batched(3, 45, 70)
+            },
+            0,
+        ),
+        ("offset views 33x65", Shape::new(33, 65), 13),
+    ]
+}
+
+fn noise<T>(n: usize, seed: u64, make: &impl Fn(u64) -> T) -> Vec<T> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            make(x)
+        })
+        .collect()
+}
+
+/// Runs every buildable (strategy, tile) kernel for one element type over every shape.
+fn size_class<T>(s: &Arc<CudaStream>, make: impl Fn(u64) -> T) -> (usize, usize)
+where
+    T: DeviceRepr + ValidAsZeroBits + Copy + PartialEq + std::fmt::Debug,
+{
+    let e = std::mem::size_of::<T>() as u32;
+    let mut kernels = Vec::new();
+    let mut refused = 0;
+    for tile in TILES {
+        for strategy in ALL_STRATEGIES {
+            match TransposeSpec::new(tile, e, strategy).and_then(Kernel::build) {
+                Ok(k) => kernels.push(KernelSource::from_kernel(&k)),
+                // What the attribute refuses at compile time cannot be launched.
+                Err(SpecError::NoPad { .. } | SpecError::SharedTooLarge { .. }) => refused += 1,
+                Err(other) => panic!("{tile} {strategy} {e}: {other}"),
+            }
+        }
+    }
+    let mut runs = 0;
+    for (name, shape, off) in shapes() {
+        let (ns, nd) = (
+            shape.src_elems().expect("shape") as usize + off,
+            shape.dst_elems().expect("shape") as usize + off,
+        );
+        let host = noise(ns, 0x9E37_79B9 ^ ns as u64, &make);
+        let poison = noise(nd, 0x51ED_2701 ^ nd as u64, &make);
+        let mut want = poison.clone();
+        transpose_elems(&shape, &host[off..], &mut want[off..]).expect("reference");
+        let src = s.clone_htod(&host).expect("upload");
+        let poison_d = s.clone_htod(&poison).expect("upload");
+        let mut dst = s.alloc_zeros::<T>(nd).expect("alloc");
+        for k in &kernels {
+            s.memcpy_dtod(&poison_d, &mut dst).expect("poison");
+            if off == 0 {
+                transpose(k, &src, &mut dst, &shape, None)
+            } else {
+                transpose(
+                    k,
+                    &src.slice(off..),
+                    &mut dst.slice_mut(off..),
+                    &shape,
+                    None,
+                )
+            }
+            .unwrap_or_else(|err| panic!("{} on {name}: {err}", k.entry));
+            let got = s.clone_dtoh(&dst).expect("download");
+            assert!(got == want, "{} on {name}: wrong result", k.entry);
+            runs += 1;
+        }
+    }
+    (runs, refused)
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_strategy_tile_size_and_shape() {
+    let s = CudaContext::new(0).expect("GPU 0").default_stream();
+    let mut total = (0, 0);
+    let mut add = |(r, f): (usize, usize)| {
+        total.0 += r;
+        total.1 += f;
+    };
+    add(size_class(&s, |x| x as u8));
+    add(size_class(&s, |x| x as u16));
+    add(size_class(&s, |x| x as u32));
+    add(size_class(&s, |x| x));
+    add(size_class(&s, |x| {
+        F3([x as u32, (x >> 21) as u32, (x >> 42) as u32])
+    }));
+    add(size_class(&s, |x| {
+        u128::from(x) << 64 | u128::from(x.rotate_left(17))
+    }));
+    println!(
+        "matrix: {} runs, all bit-exact; {} (strategy, tile, size) specs refused by the generator",
+        total.0, total.1
+    );
+}
