@@ -8,7 +8,7 @@ cargo build --release -p bankfree-gen
 cp target/release/bankfree-gen .gpu/
 .gpu/bankfree-gen grid --out .gpu/kernels
 cargo build --release --examples
-cp target/release/examples/{transpose,runtime_overhead,bench,seed_transposes} .gpu/bin/
+cp target/release/examples/{transpose,runtime_overhead,bench,seed_transposes,image_transpose} .gpu/bin/
 # The release test binaries whose #[ignore = "needs a CUDA GPU"] tests run there.
 { cargo test --release -p bankfree-runtime --test gpu --no-run --message-format=json
   cargo test --release -p bankfree --test attribute_gpu --no-run --message-format=json

@@ -44,6 +44,15 @@ export BANKFREE_CACHE_DIR=/tmp/bankfree-example-cache; rm -rf "$BANKFREE_CACHE_D
 step example-first .gpu/bin/transpose
 step example-second .gpu/bin/transpose
 step seed-transposes .gpu/bin/seed_transposes
+# Seed 003's image program: the built-in test image, then gray, RGBA and JPEG inputs.
+python3 -c "from PIL import Image; import numpy as n; r=n.random.default_rng(3)
+Image.fromarray(r.integers(0,255,(777,1001),dtype=n.uint8)).save('/tmp/gray.png')
+Image.fromarray(r.integers(0,255,(480,641,4),dtype=n.uint8)).save('/tmp/rgba.png')
+Image.fromarray(r.integers(0,255,(1080,1920,3),dtype=n.uint8)).save('/tmp/photo.jpg')"
+step image-default .gpu/bin/image_transpose "" /tmp/t0.png
+step image-gray .gpu/bin/image_transpose /tmp/gray.png /tmp/t1.png
+step image-rgba .gpu/bin/image_transpose /tmp/rgba.png /tmp/t2.png
+step image-jpeg .gpu/bin/image_transpose /tmp/photo.jpg /tmp/t3.png
 # The benchmark, then the peers (torch, cuBLAS geam through CuPy) on the same cases.
 export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64"
 step bench .gpu/bin/bench --json "$OUT/bench.json"
@@ -59,6 +68,7 @@ for tool in memcheck racecheck synccheck; do grep -h 'SUMMARY' "$OUT/rust-saniti
 cat "$OUT/overhead.log"
 tail -n 5 "$OUT/example-first.log" "$OUT/example-second.log"
 cat "$OUT/seed-transposes.log"
+cat "$OUT"/image-*.log
 grep -A200 'median of' "$OUT/bench.log"
 grep -A200 'median of' "$OUT/peers.log"
 printf '%s\n' "${status[@]}"
