@@ -30,18 +30,48 @@ pub const MAX_GRID_X: u64 = (1 << 31) - 1;
 /// Largest grid y the launcher uses; the batch loop strides over the rest.
 pub const MAX_GRID_Y: u64 = 65_535;
 
-/// Grid and block for a launch of a `tile` x `block_rows` kernel over `tiles` tiles
-/// per matrix and `batch` matrices: `(grid, block)`.
-pub fn launch_dims(tile: u32, block_rows: u32, tiles: u64, batch: u64) -> ([u32; 3], [u32; 3]) {
-    let gx = tiles.clamp(1, MAX_GRID_X) as u32;
-    let gy = batch.clamp(1, MAX_GRID_Y) as u32;
-    ([gx, gy, 1], [tile, block_rows, 1])
+/// How to launch a kernel over a shape: what the runtime passes to the driver and
+/// the simulator walks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Launch {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    /// Dynamic shared memory to request (0 when the kernel declares its tile statically).
+    pub dynamic_shared_bytes: u32,
 }
 
-/// Tiles per matrix for a `rows x cols` source (the value of the `ntiles` expression).
-pub fn tile_count(kernel: &Kernel, rows: u64, cols: u64) -> u64 {
-    let t = u64::from(kernel.spec.tile);
-    rows.div_ceil(t).saturating_mul(cols.div_ceil(t))
+/// Dynamic shared memory a kernel with `shared_bytes` of tile needs: the emitter
+/// declares tiles above 48 KB `extern __shared__`, which the launch must size.
+pub fn dynamic_shared_bytes(shared_bytes: u64) -> u32 {
+    if shared_bytes > STATIC_SHARED_LIMIT {
+        shared_bytes as u32
+    } else {
+        0
+    }
+}
+
+/// The launch of a `tile` x `block_rows` kernel with `shared_bytes` of tile over
+/// `batch` matrices of `rows x cols`: one block per tile along x and per matrix
+/// along y, up to the grid limits (the kernel's loops stride over the rest).
+pub fn launch(
+    tile: u32,
+    block_rows: u32,
+    shared_bytes: u64,
+    batch: u64,
+    rows: u64,
+    cols: u64,
+) -> Launch {
+    let t = u64::from(tile);
+    let tiles = rows.div_ceil(t).saturating_mul(cols.div_ceil(t));
+    Launch {
+        grid: [
+            tiles.clamp(1, MAX_GRID_X) as u32,
+            batch.clamp(1, MAX_GRID_Y) as u32,
+            1,
+        ],
+        block: [tile, block_rows, 1],
+        dynamic_shared_bytes: dynamic_shared_bytes(shared_bytes),
+    }
 }
 
 fn decl(out: &mut String, indent: &str, e: &Expr) {
@@ -97,7 +127,7 @@ fn header(k: &Kernel) -> String {
         ),
     };
     let _ = writeln!(h, "// shared:   {shared}");
-    if k.shared_bytes() > STATIC_SHARED_LIMIT {
+    if dynamic_shared_bytes(k.shared_bytes()) > 0 {
         let _ = writeln!(
             h,
             "//           dynamic: launch with {} bytes and raise cudaFuncAttributeMaxDynamicSharedMemorySize",
@@ -197,7 +227,7 @@ pub fn emit(k: &Kernel) -> String {
     }
     out.push_str(")\n{\n");
     if k.layout != Layout::Direct {
-        if k.shared_bytes() > STATIC_SHARED_LIMIT {
+        if dynamic_shared_bytes(k.shared_bytes()) > 0 {
             let _ = writeln!(out, "    extern __shared__ {ty} tile[];");
         } else {
             let _ = writeln!(out, "    __shared__ {ty} tile[{}];", k.shared_units());

@@ -17,7 +17,7 @@
 //! assert_eq!(dst, want);
 //! ```
 
-use crate::emit::{launch_dims, tile_count};
+use crate::emit::launch;
 use crate::expr::{Env, EvalError, Var};
 use crate::kernel::{Kernel, Mem};
 use crate::shape::{Shape, ShapeError};
@@ -112,12 +112,18 @@ pub fn run(
     if shape.is_empty() {
         return Ok(stats); // the launcher does not launch
     }
-    let tiles = tile_count(kernel, shape.rows, shape.cols);
     let grid = grid.unwrap_or_else(|| {
-        let (g, _) = launch_dims(kernel.spec.tile, kernel.spec.block_rows, tiles, shape.batch);
+        let l = launch(
+            kernel.spec.tile,
+            kernel.spec.block_rows,
+            0,
+            shape.batch,
+            shape.rows,
+            shape.cols,
+        );
         Grid {
-            x: u64::from(g[0]),
-            y: u64::from(g[1]),
+            x: u64::from(l.grid[0]),
+            y: u64::from(l.grid[1]),
         }
     });
     if grid.x == 0 || grid.y == 0 {

@@ -8,7 +8,6 @@ use syn::{Expr, Lit, Meta, Token};
 
 pub struct Args {
     pub tile: u32,
-    pub tile_span: Span,
     pub strategy: Strategy,
     /// The `strategy` value's tokens, to span errors over all of `pad(2)` (empty
     /// for the default: errors then point at the attribute).
@@ -50,7 +49,6 @@ fn strategy(cx: &Ctxt, e: &Expr) -> Option<Strategy> {
 pub fn parse(cx: &Ctxt, attr: TokenStream) -> Args {
     let mut args = Args {
         tile: 32,
-        tile_span: Span::call_site(),
         strategy: Strategy::Xor,
         strategy_at: TokenStream::new(),
         block_rows: None,
@@ -84,7 +82,6 @@ pub fn parse(cx: &Ctxt, attr: TokenStream) -> Args {
                 if let Some(v) = int(cx, "tile", &nv.value) {
                     if TILES.contains(&v) {
                         args.tile = v;
-                        args.tile_span = syn::spanned::Spanned::span(&nv.value);
                     } else {
                         cx.error(
                             &nv.value,

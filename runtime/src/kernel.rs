@@ -4,11 +4,6 @@ use bankfree_gen::emit::emit;
 use bankfree_gen::Kernel;
 use std::borrow::Cow;
 
-use bankfree_gen::kernel::STATIC_SHARED_LIMIT as STATIC_SHARED_LIMIT_U64;
-
-/// Kernels above this many bytes of shared memory use dynamic shared memory.
-pub const STATIC_SHARED_LIMIT: u32 = STATIC_SHARED_LIMIT_U64 as u32;
-
 /// A generated kernel: its CUDA C and the launch facts the glue needs. The
 /// `#[tiled_transpose]` attribute writes these as `static`s at compile time.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,8 +3,8 @@
 use crate::cache;
 use crate::error::{Error, Result};
 use crate::ffi;
-use crate::kernel::{KernelSource, STATIC_SHARED_LIMIT};
-use bankfree_gen::emit::launch_dims;
+use crate::kernel::KernelSource;
+use bankfree_gen::emit::launch;
 use bankfree_gen::Shape;
 use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceSlice, LaunchArgs, LaunchConfig,
@@ -94,20 +94,18 @@ where
         }
     }
     let loaded = cache::function(ctx, kernel)?;
-    let t = u64::from(kernel.tile);
-    let tiles = shape
-        .rows
-        .div_ceil(t)
-        .saturating_mul(shape.cols.div_ceil(t));
-    let (grid, block) = launch_dims(kernel.tile, kernel.block_rows, tiles, shape.batch);
+    let l = launch(
+        kernel.tile,
+        kernel.block_rows,
+        u64::from(kernel.shared_bytes),
+        shape.batch,
+        shape.rows,
+        shape.cols,
+    );
     let cfg = LaunchConfig {
-        grid_dim: (grid[0], grid[1], grid[2]),
-        block_dim: (block[0], block[1], block[2]),
-        shared_mem_bytes: if kernel.shared_bytes > STATIC_SHARED_LIMIT {
-            kernel.shared_bytes
-        } else {
-            0
-        },
+        grid_dim: (l.grid[0], l.grid[1], l.grid[2]),
+        block_dim: (l.block[0], l.block[1], l.block[2]),
+        shared_mem_bytes: l.dynamic_shared_bytes,
     };
     let scalars = [
         shape.batch,
