@@ -11,6 +11,7 @@
 use bankfree::cudarc::driver::{
     CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits,
 };
+use bankfree::gen::spec::allowed_vecs;
 use bankfree::gen::{Kernel, Shape, Strategy, TransposeSpec};
 use bankfree::runtime::{probe, transpose, KernelSource};
 use std::process::ExitCode;
@@ -125,7 +126,59 @@ impl Geam {
     }
 }
 
+/// The kernels a case times: each strategy at tile 32 with one element per step,
+/// then the vector variants; `sweep` adds other tiles and thread rows.
+fn variants(e: u32, sweep: bool) -> Res<Vec<(String, TransposeSpec)>> {
+    let mut out = Vec::new();
+    for strategy in [
+        Strategy::Naive,
+        Strategy::None,
+        Strategy::Pad(None),
+        Strategy::Xor,
+        Strategy::Rotate,
+    ] {
+        out.push((
+            format!("bankfree {strategy}"),
+            TransposeSpec::new(32, e, strategy).map_err(err)?,
+        ));
+    }
+    let shapes: &[(u32, u32)] = if sweep {
+        &[
+            (16, 4),
+            (16, 8),
+            (16, 16),
+            (32, 4),
+            (32, 8),
+            (32, 16),
+            (64, 4),
+            (64, 8),
+            (64, 16),
+        ]
+    } else {
+        &[(32, 8)]
+    };
+    for &vec in allowed_vecs(e).iter().filter(|&&v| v > 1) {
+        for &(tile, rows) in shapes {
+            for strategy in [Strategy::Pad(None), Strategy::Xor] {
+                let spec = TransposeSpec::new(tile, e, strategy)
+                    .and_then(|s| s.with_block_rows(rows))
+                    .and_then(|s| s.with_vec(vec))
+                    .map_err(err)?;
+                let s = if strategy == Strategy::Xor {
+                    "swizzle"
+                } else {
+                    "pad"
+                };
+                out.push((format!("bankfree {s} t{tile}x{rows} v{vec}"), spec));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[allow(clippy::too_many_arguments)]
 fn case<T>(
+    sweep: bool,
     stream: &Arc<CudaStream>,
     geam: Option<&Geam>,
     name: &str,
@@ -171,21 +224,20 @@ where
             Err(format!("{name} {what}: wrong result"))
         }
     };
-    for strategy in [
-        Strategy::Naive,
-        Strategy::None,
-        Strategy::Pad(None),
-        Strategy::Xor,
-        Strategy::Rotate,
-    ] {
-        let spec = TransposeSpec::new(32, e as u32, strategy).map_err(err)?;
-        let k = KernelSource::from_kernel(&Kernel::build(spec).map_err(err)?);
+    for (what, spec) in variants(e as u32, sweep)? {
+        let Ok(kernel) = Kernel::build(spec) else {
+            continue; // refused by the generator (shared memory, no conflict-free layout)
+        };
+        let k = KernelSource::from_kernel(&kernel);
+        if k.fits(&shape).is_err() {
+            continue;
+        }
         transpose(&k, &srcs[0], &mut dst, &shape, None).map_err(err)?;
         check(&dst, &k.entry)?;
         let ms = median_ms(stream, REPS, |i| {
             transpose(&k, &srcs[i % copies], &mut dst, &shape, None).map_err(err)
         })?;
-        row(format!("bankfree {strategy}"), ms, memcpy);
+        row(what, ms, memcpy);
     }
     if let (Some(g), 4 | 8, 1) = (geam, e, shape.batch) {
         let (r, c) = (shape.rows as usize, shape.cols as usize);
@@ -199,7 +251,7 @@ where
     Ok(())
 }
 
-fn run(json: Option<String>) -> Res<()> {
+fn run(json: Option<String>, sweep: bool) -> Res<()> {
     let p = probe().map_err(err)?;
     let stream = CudaContext::new(0).map_err(err)?.default_stream();
     let geam = Geam::new(&stream);
@@ -209,9 +261,26 @@ fn run(json: Option<String>) -> Res<()> {
     let g = geam.as_ref();
     let mut rows = Vec::new();
     let sq = Shape::new(8192, 8192);
-    case(&stream, g, "8192x8192 1-byte", sq, |x| x as u8, &mut rows)?;
-    case(&stream, g, "8192x8192 2-byte", sq, |x| x as u16, &mut rows)?;
     case(
+        sweep,
+        &stream,
+        g,
+        "8192x8192 1-byte",
+        sq,
+        |x| x as u8,
+        &mut rows,
+    )?;
+    case(
+        sweep,
+        &stream,
+        g,
+        "8192x8192 2-byte",
+        sq,
+        |x| x as u16,
+        &mut rows,
+    )?;
+    case(
+        sweep,
         &stream,
         g,
         "8192x8192 f32",
@@ -220,6 +289,7 @@ fn run(json: Option<String>) -> Res<()> {
         &mut rows,
     )?;
     case(
+        sweep,
         &stream,
         g,
         "8192x8192 f64",
@@ -228,6 +298,7 @@ fn run(json: Option<String>) -> Res<()> {
         &mut rows,
     )?;
     case(
+        sweep,
         &stream,
         g,
         "8192x8192 12-byte",
@@ -236,6 +307,7 @@ fn run(json: Option<String>) -> Res<()> {
         &mut rows,
     )?;
     case(
+        sweep,
         &stream,
         g,
         "8192x8192 16-byte",
@@ -244,6 +316,7 @@ fn run(json: Option<String>) -> Res<()> {
         &mut rows,
     )?;
     case(
+        sweep,
         &stream,
         g,
         "8191x8193 f32",
@@ -252,6 +325,7 @@ fn run(json: Option<String>) -> Res<()> {
         &mut rows,
     )?;
     case(
+        sweep,
         &stream,
         g,
         "4194304x3 f32",
@@ -260,6 +334,7 @@ fn run(json: Option<String>) -> Res<()> {
         &mut rows,
     )?;
     case(
+        sweep,
         &stream,
         g,
         "3x4194304 f32",
@@ -268,6 +343,7 @@ fn run(json: Option<String>) -> Res<()> {
         &mut rows,
     )?;
     case(
+        sweep,
         &stream,
         g,
         "64x512x512 f16",
@@ -276,6 +352,7 @@ fn run(json: Option<String>) -> Res<()> {
         &mut rows,
     )?;
     case(
+        sweep,
         &stream,
         g,
         "1080x1920 u8",
@@ -286,12 +363,12 @@ fn run(json: Option<String>) -> Res<()> {
 
     println!("\n{} (sm_{}{}), NVRTC {}.{}; median of {REPS} runs, CUDA events; ratio = memcpy time / time", p.device, p.compute_capability.0, p.compute_capability.1, p.nvrtc.0, p.nvrtc.1);
     println!(
-        "{:<20} {:<26} {:>9} {:>8} {:>7}",
+        "{:<20} {:<32} {:>9} {:>8} {:>7}",
         "case", "implementation", "ms", "GB/s", "ratio"
     );
     for r in &rows {
         println!(
-            "{:<20} {:<26} {:>9.4} {:>8.0} {:>7.3}",
+            "{:<20} {:<32} {:>9.4} {:>8.0} {:>7.3}",
             r.case, r.what, r.ms, r.gbs, r.ratio
         );
     }
@@ -325,7 +402,8 @@ fn main() -> ExitCode {
         eprintln!("not run on a GPU: {e}");
         return ExitCode::from(2);
     }
-    match run(json) {
+    let sweep = args.iter().any(|a| a == "--sweep");
+    match run(json, sweep) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");

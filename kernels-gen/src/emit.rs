@@ -11,6 +11,7 @@
 use crate::bank::Model;
 use crate::expr::Expr;
 use crate::kernel::{Kernel, Layout, Move, STATIC_SHARED_LIMIT};
+use crate::spec::TransposeSpec;
 use std::fmt::Write;
 
 /// The kernel's scalar parameters after `src` and `dst`, in order (all
@@ -50,18 +51,20 @@ pub fn dynamic_shared_bytes(shared_bytes: u64) -> u32 {
     }
 }
 
-/// The launch of a `tile` x `block_rows` kernel with `shared_bytes` of tile over
-/// `batch` matrices of `rows x cols`: one block per tile along x and per matrix
+/// The launch of a `tile` x `block_rows` kernel moving `vec x vec` blocks (tiles of
+/// `tile * vec` elements) with `shared_bytes` of tile over `batch` matrices of
+/// `rows x cols`: one block per tile along x and per matrix
 /// along y, up to the grid limits (the kernel's loops stride over the rest).
 pub fn launch(
     tile: u32,
     block_rows: u32,
+    vec: u32,
     shared_bytes: u64,
     batch: u64,
     rows: u64,
     cols: u64,
 ) -> Launch {
-    let t = u64::from(tile);
+    let t = u64::from(tile) * u64::from(vec.max(1));
     let tiles = rows.div_ceil(t).saturating_mul(cols.div_ceil(t));
     Launch {
         grid: [
@@ -87,7 +90,14 @@ fn decl(out: &mut String, indent: &str, e: &Expr) {
 fn header(k: &Kernel) -> String {
     let s = &k.spec;
     let mut h = String::new();
-    let elem = if k.words > 1 {
+    let elem = if s.vec > 1 {
+        format!(
+            "{v} x {v} blocks per thread step: {v} loads of {b}-byte vectors, a register transpose, {v} stores; \
+             shared memory holds {v} planes of vectors",
+            v = s.vec,
+            b = s.vec_bytes()
+        )
+    } else if k.words > 1 {
         format!(
             "{} x {} (word-planar in shared memory)",
             k.words,
@@ -103,7 +113,8 @@ fn header(k: &Kernel) -> String {
     );
     let _ = writeln!(
         h,
-        "// spec:     tile {t}, block {t} x {r} threads ({i} rows per thread), {b}-byte elements ({elem})",
+        "// spec:     tile {te}, block {t} x {r} threads ({i} rows per thread), {b}-byte elements ({elem})",
+        te = s.tile_elems(),
         t = s.tile,
         r = s.block_rows,
         i = s.iters(),
@@ -123,7 +134,7 @@ fn header(k: &Kernel) -> String {
             "tile",
             s.tile,
             l.row_stride(s.tile),
-            k.unit.c_type()
+            access_type(k)
         ),
     };
     let _ = writeln!(h, "// shared:   {shared}");
@@ -152,11 +163,21 @@ fn header(k: &Kernel) -> String {
         "// data:     src (b, r, c) = src[b * src_batch_stride + r * src_ld + c], rows x cols;\n\
          //           dst (b, c, r) = dst[b * dst_batch_stride + c * dst_ld + r]; all in elements"
     );
+    if s.vec > 1 {
+        let _ = writeln!(
+            h,
+            "//           needs rows, cols, pitches and batch strides divisible by {} and both pointers {}-byte aligned",
+            s.vec,
+            s.vec_bytes()
+        );
+    }
     let _ = writeln!(
         h,
-        "// launch:   block ({}, {}, 1); grid (min(tiles, {MAX_GRID_X}), min(batch, {MAX_GRID_Y}), 1); \
+        "// launch:   block ({}, {}, 1); grid (min(tiles of {}, {MAX_GRID_X}), min(batch, {MAX_GRID_Y}), 1); \
          both loops stride over the rest",
-        s.tile, s.block_rows
+        s.tile,
+        s.block_rows,
+        s.tile_elems()
     );
     h
 }
@@ -182,7 +203,9 @@ fn unroll(iters: u32, words: u32, cap: u32) -> String {
 
 fn body_of(out: &mut String, k: &Kernel, mv: &Move) {
     let ind = "            ";
-    let _ = writeln!(out, "{ind}{}", unroll(k.spec.iters(), k.words, UNROLL_CAP));
+    // A block's rows are few registers; word arrays are what spilled (see UNROLL_CAP).
+    let copies = if k.spec.vec > 1 { 1 } else { k.words };
+    let _ = writeln!(out, "{ind}{}", unroll(k.spec.iters(), copies, UNROLL_CAP));
     let _ = writeln!(
         out,
         "{ind}for (unsigned j = 0; j < {}; ++j) {{",
@@ -194,7 +217,30 @@ fn body_of(out: &mut String, k: &Kernel, mv: &Move) {
     }
     let _ = writeln!(out, "{inner}if ({}) {{", mv.guard.c());
     let stmt = format!("{} = {};", mv.to.c(), mv.from.c());
-    if k.words > 1 {
+    if mv.transpose {
+        // Load the block's rows, transpose it in registers, store its columns.
+        let (n, i2) = (k.words, format!("{inner}    "));
+        let _ = writeln!(out, "{i2}{VEC_TYPE} r[{n}], o[{n}];");
+        let _ = writeln!(out, "{i2}#pragma unroll");
+        let _ = writeln!(
+            out,
+            "{i2}for (unsigned k = 0; k < {n}; ++k) r[k] = {};",
+            mv.from.c()
+        );
+        let _ = writeln!(out, "{i2}#pragma unroll");
+        let _ = writeln!(out, "{i2}for (unsigned a = 0; a < {n}; ++a)");
+        let _ = writeln!(out, "{i2}    #pragma unroll");
+        let _ = writeln!(
+            out,
+            "{i2}    for (unsigned c = 0; c < {n}; ++c) o[c].e[a] = r[a].e[c];"
+        );
+        let _ = writeln!(out, "{i2}#pragma unroll");
+        let _ = writeln!(
+            out,
+            "{i2}for (unsigned k = 0; k < {n}; ++k) {} = o[k];",
+            mv.to.c()
+        );
+    } else if k.words > 1 {
         let _ = writeln!(out, "{inner}    #pragma unroll");
         let _ = writeln!(
             out,
@@ -210,10 +256,32 @@ fn body_of(out: &mut String, k: &Kernel, mv: &Move) {
     let _ = writeln!(out, "{ind}}}");
 }
 
+/// The C type of a `vec x vec` kernel's accesses: one row of a block.
+pub const VEC_TYPE: &str = "bf_vec";
+
+/// The C type of one access of `k`.
+pub fn access_type(k: &Kernel) -> &'static str {
+    if k.spec.vec > 1 {
+        VEC_TYPE
+    } else {
+        k.unit.c_type()
+    }
+}
+
 /// The kernel's CUDA C source.
 pub fn emit(k: &Kernel) -> String {
-    let ty = k.unit.c_type();
+    let ty = access_type(k);
     let mut out = header(k);
+    if k.spec.vec > 1 {
+        let (elem, _) = TransposeSpec { vec: 1, ..k.spec }.unit();
+        let _ = writeln!(
+            out,
+            "struct __align__({}) {VEC_TYPE} {{ {} e[{}]; }};\n",
+            k.spec.vec_bytes(),
+            elem.c_type(),
+            k.spec.vec
+        );
+    }
     let name = k.entry_name();
     let _ = writeln!(
         out,

@@ -116,6 +116,9 @@ pub struct Move {
     pub guard: Guard,
     pub from: Place,
     pub to: Place,
+    /// Read all `words` units first, transpose the `vec x vec` block they hold in
+    /// registers (unit `a`'s element `c` becomes unit `c`'s element `a`), then write.
+    pub transpose: bool,
 }
 
 /// A spec with its strategy resolved and every address built.
@@ -124,7 +127,8 @@ pub struct Kernel {
     pub spec: TransposeSpec,
     pub layout: Layout,
     pub unit: Unit,
-    /// Units per element (1, or the 32-bit words of a word-array element).
+    /// Units per thread step: 1, the 32-bit words of a word-array element, or the
+    /// `vec` rows of a block (`Var::K` runs over them).
     pub words: u32,
     /// Named values over the kernel parameters (`tiles_x`, `ntiles`).
     pub kernel_lets: Vec<Expr>,
@@ -189,9 +193,27 @@ impl Kernel {
     pub fn with_layout(spec: TransposeSpec, layout: Layout) -> Kernel {
         let (unit, words) = spec.unit();
         let t = i64::from(spec.tile);
+        let vec = i64::from(spec.vec);
         let v = Expr::var;
-        let tiles_x = Expr::named("tiles_x", (v(Var::Cols) + (t - 1)) / t);
-        let tiles_y = (v(Var::Rows) + (t - 1)) / t;
+        // With vec > 1 the kernel works on the matrix of vec x vec blocks: rows, cols,
+        // pitches and strides in vectors (the launcher checks they divide).
+        let in_vecs = |x: Var| {
+            if vec > 1 {
+                v(x) / vec
+            } else {
+                v(x)
+            }
+        };
+        let (rows, cols) = if vec > 1 {
+            (
+                Expr::named("rows_v", v(Var::Rows) / vec),
+                Expr::named("cols_v", v(Var::Cols) / vec),
+            )
+        } else {
+            (v(Var::Rows), v(Var::Cols))
+        };
+        let tiles_x = Expr::named("tiles_x", (cols.clone() + (t - 1)) / t);
+        let tiles_y = (rows.clone() + (t - 1)) / t;
         let ntiles = Expr::named("ntiles", tiles_x.clone() * tiles_y);
         let tile_r = Expr::named("tile_r", v(Var::Tile) / tiles_x.clone());
         let tile_c = Expr::named("tile_c", v(Var::Tile) % tiles_x.clone());
@@ -199,34 +221,41 @@ impl Kernel {
         let tile_row = v(Var::Ty) + v(Var::J) * i64::from(spec.block_rows);
         let col = v(Var::Tx);
 
-        // Source element (row, col) and destination element (out_row, out_col).
+        // Source element (row, col) and destination element (out_row, out_col)
+        // (with vec > 1: source and destination block).
         let row_g = Expr::named("row", tile_r.clone() * t + tile_row.clone());
         let col_g = Expr::named("col", tile_c.clone() * t + col.clone());
         let out_row = Expr::named("out_row", tile_c.clone() * t + tile_row.clone());
         let out_col = Expr::named("out_col", tile_r.clone() * t + col.clone());
 
-        let word = |e: Expr| {
-            if words > 1 {
-                e * i64::from(words) + v(Var::K)
+        // Unit index of (row, col) in a global matrix with pitch `ld`: word k of a
+        // word-array element, or row k of a block, whose rows are `ld / vec` vectors
+        // apart (block row r starts at element row r * vec, i.e. vector r * ld).
+        let at = |batch_stride: Var, ld: Var, r: Expr, c: Expr| {
+            let base = v(Var::Batch) * in_vecs(batch_stride);
+            if vec > 1 {
+                base + r * v(ld) + c + v(Var::K) * in_vecs(ld)
+            } else if words > 1 {
+                (base + r * v(ld) + c) * i64::from(words) + v(Var::K)
             } else {
-                e
+                base + r * v(ld) + c
             }
         };
         let src_at = |r: Expr, c: Expr| Place {
             mem: Mem::Src,
-            index: word(v(Var::Batch) * v(Var::SrcBatchStride) + r * v(Var::SrcLd) + c),
+            index: at(Var::SrcBatchStride, Var::SrcLd, r, c),
         };
         let dst_at = |r: Expr, c: Expr| Place {
             mem: Mem::Dst,
-            index: word(v(Var::Batch) * v(Var::DstBatchStride) + r * v(Var::DstLd) + c),
+            index: at(Var::DstBatchStride, Var::DstLd, r, c),
         };
         let in_src = Guard(vec![
-            Less(row_g.clone(), v(Var::Rows)),
-            Less(col_g.clone(), v(Var::Cols)),
+            Less(row_g.clone(), rows.clone()),
+            Less(col_g.clone(), cols.clone()),
         ]);
         let in_dst = Guard(vec![
-            Less(out_row.clone(), v(Var::Cols)),
-            Less(out_col.clone(), v(Var::Rows)),
+            Less(out_row.clone(), cols.clone()),
+            Less(out_col.clone(), rows.clone()),
         ]);
 
         let moves = match layout {
@@ -235,6 +264,7 @@ impl Kernel {
                 guard: in_src,
                 from: src_at(row_g.clone(), col_g.clone()),
                 to: dst_at(col_g, row_g),
+                transpose: false,
             }],
             _ => {
                 // Word-planar: word k of every element lives in plane k.
@@ -253,12 +283,14 @@ impl Kernel {
                         guard: in_src,
                         from: src_at(row_g, col_g),
                         to: shared(tile_row.clone(), col.clone()),
+                        transpose: false,
                     },
                     Move {
                         lets: vec![out_row.clone(), out_col.clone()],
                         guard: in_dst,
                         from: shared(col, tile_row),
                         to: dst_at(out_row, out_col),
+                        transpose: spec.vec > 1,
                     },
                 ]
             }
@@ -268,7 +300,11 @@ impl Kernel {
             layout,
             unit,
             words,
-            kernel_lets: vec![tiles_x, ntiles.clone()],
+            kernel_lets: if vec > 1 {
+                vec![rows, cols, tiles_x, ntiles.clone()]
+            } else {
+                vec![tiles_x, ntiles.clone()]
+            },
             tile_lets: vec![tile_r, tile_c],
             ntiles,
             moves,
@@ -297,9 +333,18 @@ impl Kernel {
     /// resolution, shared memory.
     pub fn describe(&self) -> String {
         let s = &self.spec;
+        let vec = if s.vec > 1 {
+            format!(
+                ", {v} x {v} blocks per thread step as {b}-byte vectors",
+                v = s.vec,
+                b = s.vec_bytes()
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "tile {} ({} x {} threads), {}-byte elements, strategy {} -> {}, {} bytes of shared memory per block",
-            s.tile,
+            "tile {} ({} x {} threads), {}-byte elements{vec}, strategy {} -> {}, {} bytes of shared memory per block",
+            s.tile_elems(),
             s.tile,
             s.block_rows,
             s.elem_bytes,
@@ -324,8 +369,13 @@ impl Kernel {
             Layout::Xor(z) => format!("xor{}{}{}", z.b, z.m, z.s),
             Layout::Rotate => "rotate".to_string(),
         };
+        let vec = if s.vec > 1 {
+            format!("_v{}", s.vec)
+        } else {
+            String::new()
+        };
         format!(
-            "bankfree_transpose_t{}_r{}_e{}_{}",
+            "bankfree_transpose_t{}_r{}_e{}{vec}_{}",
             s.tile, s.block_rows, s.elem_bytes, strat
         )
     }

@@ -19,7 +19,7 @@
 
 use crate::emit::launch;
 use crate::expr::{Env, EvalError, Var};
-use crate::kernel::{Kernel, Mem};
+use crate::kernel::{Kernel, Mem, Move};
 use crate::shape::{Shape, ShapeError};
 
 /// A simulated grid (`blockIdx.x` and `blockIdx.y` ranges).
@@ -53,6 +53,8 @@ pub enum SimError {
     },
     #[error("{0} writes landed outside the destination matrix (in its pitch or between batches)")]
     Outside(u64),
+    #[error("this kernel cannot run the shape: {0}; use a vec = 1 kernel for it")]
+    Unfit(String),
     #[error("a grid of {0:?} blocks is empty")]
     EmptyGrid(Grid),
 }
@@ -106,16 +108,19 @@ pub fn run(
     dst: &mut [u8],
     grid: Option<Grid>,
 ) -> Result<Stats, SimError> {
-    let elem = kernel.spec.elem_bytes as usize;
+    let spec = kernel.spec;
+    let elem = spec.elem_bytes as usize;
     shape.check_buffers((src.len() / elem) as u64, (dst.len() / elem) as u64)?;
     let mut stats = Stats::default();
     if shape.is_empty() {
         return Ok(stats); // the launcher does not launch
     }
+    spec.fits(shape).map_err(SimError::Unfit)?;
     let grid = grid.unwrap_or_else(|| {
         let l = launch(
-            kernel.spec.tile,
-            kernel.spec.block_rows,
+            spec.tile,
+            spec.block_rows,
+            spec.vec,
             0,
             shape.batch,
             shape.rows,
@@ -130,15 +135,20 @@ pub fn run(
         return Err(SimError::EmptyGrid(grid));
     }
     let unit = kernel.unit.bytes() as usize;
-    let src = Buf {
-        name: "src",
-        bytes: src,
+    let mut m = Memory {
+        src: Buf {
+            name: "src",
+            bytes: src,
+            unit,
+        },
+        dst,
+        shared: vec![0u8; kernel.shared_bytes() as usize],
+        fresh: vec![false; kernel.shared_units() as usize],
+        writes: vec![0u8; 0],
         unit,
+        block: (0, 0),
     };
-    let mut shared = vec![0u8; kernel.shared_bytes() as usize];
-    let mut fresh = vec![false; kernel.shared_units() as usize];
-    let mut writes = vec![0u8; dst.len() / unit];
-    let spec = kernel.spec;
+    m.writes = vec![0u8; m.dst.len() / unit];
 
     let mut env = Env::default();
     env.set(Var::Rows, shape.rows as i64);
@@ -152,12 +162,13 @@ pub fn run(
     for by in 0..grid.y {
         for bx in 0..grid.x {
             stats.blocks += 1;
+            m.block = (bx, by);
             for b in (by..shape.batch).step_by(grid.y as usize) {
                 env.set(Var::Batch, b as i64);
                 for t in (bx..ntiles).step_by(grid.x as usize) {
                     env.set(Var::Tile, t as i64);
                     stats.tiles += 1;
-                    fresh.iter_mut().for_each(|f| *f = false);
+                    m.fresh.iter_mut().for_each(|f| *f = false);
                     // One phase per move; the barrier between them is the loop boundary.
                     for mv in &kernel.moves {
                         for ty in 0..spec.block_rows {
@@ -166,59 +177,8 @@ pub fn run(
                                 env.set(Var::Ty, i64::from(ty));
                                 for j in 0..spec.iters() {
                                     env.set(Var::J, i64::from(j));
-                                    if !mv.guard.eval(&env)? {
-                                        continue;
-                                    }
-                                    for k in 0..kernel.words {
-                                        env.set(Var::K, i64::from(k));
-                                        let from = mv.from.index.eval(&env)?;
-                                        let to = mv.to.index.eval(&env)?;
-                                        let mut value = [0u8; 16];
-                                        match mv.from.mem {
-                                            Mem::Src => {
-                                                value[..unit].copy_from_slice(src.read(from)?)
-                                            }
-                                            Mem::Shared => {
-                                                let r =
-                                                    unit_range("tile", from, unit, shared.len())?;
-                                                if !fresh[r.start / unit] {
-                                                    return Err(SimError::StaleShared {
-                                                        bx,
-                                                        by,
-                                                        index: from,
-                                                    });
-                                                }
-                                                value[..unit].copy_from_slice(&shared[r]);
-                                            }
-                                            Mem::Dst => {
-                                                return Err(SimError::OutOfBounds {
-                                                    mem: "dst (read)",
-                                                    index: from,
-                                                    len: 0,
-                                                })
-                                            }
-                                        }
-                                        match mv.to.mem {
-                                            Mem::Shared => {
-                                                let r = unit_range("tile", to, unit, shared.len())?;
-                                                fresh[r.start / unit] = true;
-                                                shared[r].copy_from_slice(&value[..unit]);
-                                            }
-                                            Mem::Dst => {
-                                                let r = unit_range("dst", to, unit, dst.len())?;
-                                                let w = &mut writes[r.start / unit];
-                                                *w = w.saturating_add(1);
-                                                stats.unit_writes += 1;
-                                                dst[r].copy_from_slice(&value[..unit]);
-                                            }
-                                            Mem::Src => {
-                                                return Err(SimError::OutOfBounds {
-                                                    mem: "src (write)",
-                                                    index: to,
-                                                    len: 0,
-                                                })
-                                            }
-                                        }
+                                    if mv.guard.eval(&env)? {
+                                        stats.unit_writes += m.step(kernel, mv, &mut env)?;
                                     }
                                 }
                             }
@@ -228,24 +188,125 @@ pub fn run(
             }
         }
     }
-    check_writes(kernel, shape, &writes, stats.unit_writes)?;
+    check_writes(kernel, shape, &m.writes, stats.unit_writes)?;
     Ok(stats)
+}
+
+/// The simulated memories of one run.
+struct Memory<'a> {
+    src: Buf<'a>,
+    dst: &'a mut [u8],
+    shared: Vec<u8>,
+    /// Shared units written by the current tile.
+    fresh: Vec<bool>,
+    /// Writes per destination unit.
+    writes: Vec<u8>,
+    unit: usize,
+    block: (u64, u64),
+}
+
+impl Memory<'_> {
+    /// One thread's step of `mv` (its `words` units, transposed in registers where
+    /// the move says so); returns the destination units written.
+    fn step(&mut self, kernel: &Kernel, mv: &Move, env: &mut Env) -> Result<u64, SimError> {
+        let unit = self.unit;
+        let mut regs = Vec::with_capacity(kernel.words as usize);
+        for k in 0..kernel.words {
+            env.set(Var::K, i64::from(k));
+            let from = mv.from.index.eval(env)?;
+            let mut value = [0u8; 16];
+            match mv.from.mem {
+                Mem::Src => value[..unit].copy_from_slice(self.src.read(from)?),
+                Mem::Shared => {
+                    let r = unit_range("tile", from, unit, self.shared.len())?;
+                    if !self.fresh[r.start / unit] {
+                        let (bx, by) = self.block;
+                        return Err(SimError::StaleShared {
+                            bx,
+                            by,
+                            index: from,
+                        });
+                    }
+                    value[..unit].copy_from_slice(&self.shared[r]);
+                }
+                Mem::Dst => {
+                    return Err(SimError::OutOfBounds {
+                        mem: "dst (read)",
+                        index: from,
+                        len: 0,
+                    })
+                }
+            }
+            regs.push(value);
+        }
+        if mv.transpose {
+            regs = transpose_block(&regs, kernel.spec.elem_bytes as usize);
+        }
+        let mut written = 0;
+        for (k, value) in (0..kernel.words).zip(regs) {
+            env.set(Var::K, i64::from(k));
+            let to = mv.to.index.eval(env)?;
+            match mv.to.mem {
+                Mem::Shared => {
+                    let r = unit_range("tile", to, unit, self.shared.len())?;
+                    self.fresh[r.start / unit] = true;
+                    self.shared[r].copy_from_slice(&value[..unit]);
+                }
+                Mem::Dst => {
+                    let r = unit_range("dst", to, unit, self.dst.len())?;
+                    let w = &mut self.writes[r.start / unit];
+                    *w = w.saturating_add(1);
+                    written += 1;
+                    self.dst[r].copy_from_slice(&value[..unit]);
+                }
+                Mem::Src => {
+                    return Err(SimError::OutOfBounds {
+                        mem: "src (write)",
+                        index: to,
+                        len: 0,
+                    })
+                }
+            }
+        }
+        Ok(written)
+    }
+}
+
+/// The register transpose of a block: `regs.len()` vectors of `regs.len()` elements
+/// of `elem` bytes; element `c` of vector `a` becomes element `a` of vector `c`.
+pub fn transpose_block(regs: &[[u8; 16]], elem: usize) -> Vec<[u8; 16]> {
+    let n = regs.len();
+    let mut out = vec![[0u8; 16]; n];
+    for (a, vector) in regs.iter().enumerate() {
+        for (c, o) in out.iter_mut().enumerate() {
+            o[a * elem..(a + 1) * elem].copy_from_slice(&vector[c * elem..(c + 1) * elem]);
+        }
+    }
+    out
 }
 
 /// Every destination element written exactly once, nothing else written.
 fn check_writes(kernel: &Kernel, shape: &Shape, writes: &[u8], total: u64) -> Result<(), SimError> {
-    let words = u64::from(kernel.words);
+    // Units per element (word arrays), or elements per unit (vectors of a block).
+    let (words, vec) = if kernel.spec.vec > 1 {
+        (1, u64::from(kernel.spec.vec))
+    } else {
+        (u64::from(kernel.words), 1)
+    };
     let mut inside = 0u64;
     for b in 0..shape.batch {
         for row in 0..shape.cols {
             for col in 0..shape.rows {
                 let e = b * shape.dst_batch_stride + row * shape.dst_ld + col;
                 for w in 0..words {
-                    let count = writes.get((e * words + w) as usize).copied().unwrap_or(0);
+                    let u = e / vec * words + w;
+                    let count = writes.get(u as usize).copied().unwrap_or(0);
                     if count != 1 {
                         return Err(SimError::WriteCount { b, row, col, count });
                     }
-                    inside += 1;
+                    if e.is_multiple_of(vec) {
+                        inside += 1;
+                    }
                 }
             }
         }

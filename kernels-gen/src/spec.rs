@@ -108,6 +108,12 @@ pub enum SpecError {
         elem_bytes: u32,
         block_rows: u32,
     },
+    #[error("vec = {value} with {elem_bytes}-byte elements: {why}")]
+    Vec {
+        value: u32,
+        elem_bytes: u32,
+        why: String,
+    },
     #[error("no XOR swizzle makes tile {tile} with {elem_bytes}-byte elements and {block_rows} thread rows conflict-free; use `strategy = pad` or another block_rows")]
     NoSwizzle {
         tile: u32,
@@ -161,6 +167,13 @@ pub struct TransposeSpec {
     /// Bytes per element.
     pub elem_bytes: u32,
     pub strategy: Strategy,
+    /// Side of the square block of elements each thread moves per step (1, 2 or 4).
+    /// Above 1 a thread loads `vec` rows of `vec` elements as `vec` vector accesses
+    /// of `vec * elem_bytes` bytes (4, 8 or 16), transposes the block in registers
+    /// and stores `vec` vectors: the tile is then `tile * vec` elements square and
+    /// shared memory holds it as `vec` planes of vectors. Such a kernel needs rows,
+    /// cols, pitches and batch strides divisible by `vec` (see [`TransposeSpec::fits`]).
+    pub vec: u32,
 }
 
 impl TransposeSpec {
@@ -171,9 +184,35 @@ impl TransposeSpec {
             block_rows: default_block_rows(tile),
             elem_bytes,
             strategy,
+            vec: 1,
         };
         spec.validate()?;
         Ok(spec)
+    }
+
+    /// The same spec moving `vec x vec` blocks of elements per thread, validated.
+    pub fn with_vec(self, vec: u32) -> Result<Self, SpecError> {
+        let spec = TransposeSpec { vec, ..self };
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// Whether a kernel of this spec can run `shape`: with `vec > 1` every
+    /// dimension, pitch and batch stride must be a multiple of `vec` (the launcher
+    /// also needs both pointers aligned to [`TransposeSpec::vec_bytes`]). `Err` says
+    /// which one is not.
+    pub fn fits(&self, shape: &crate::shape::Shape) -> Result<(), String> {
+        fits_vec(self.vec, shape)
+    }
+
+    /// Bytes per vector access (`vec * elem_bytes`; the element size when `vec` is 1).
+    pub fn vec_bytes(&self) -> u32 {
+        self.vec * self.elem_bytes
+    }
+
+    /// Elements per tile side (`tile * vec`).
+    pub fn tile_elems(&self) -> u32 {
+        self.tile * self.vec
     }
 
     /// The same spec with another `block_rows`, validated.
@@ -198,14 +237,53 @@ impl TransposeSpec {
             });
         }
         unit_of(self.elem_bytes)?;
+        if self.vec != 1 {
+            let bad = |why: &str| SpecError::Vec {
+                value: self.vec,
+                elem_bytes: self.elem_bytes,
+                why: why.into(),
+            };
+            if !VECS.contains(&self.vec) {
+                return Err(bad("vec must be 1, 2 or 4"));
+            }
+            if !matches!(self.elem_bytes, 1 | 2 | 4 | 8) {
+                return Err(bad(
+                    "vectors are built of 1-, 2-, 4- or 8-byte elements; use vec = 1",
+                ));
+            }
+            if !matches!(self.vec_bytes(), 4 | 8 | 16) {
+                return Err(bad(&format!(
+                    "a vector must be 4, 8 or 16 bytes, and {} x {} is {}; allowed here: {}",
+                    self.vec,
+                    self.elem_bytes,
+                    self.vec_bytes(),
+                    allowed_vecs(self.elem_bytes)
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            if self.strategy == Strategy::Naive {
+                return Err(bad(
+                    "naive has no shared tile to transpose blocks through; use vec = 1",
+                ));
+            }
+        }
         if let Strategy::Pad(Some(n)) = self.strategy {
             check_pad(n)?;
         }
         Ok(())
     }
 
-    /// The unit an element moves as, and how many units make one element.
+    /// The unit one access moves, and how many units make one step of a thread (the
+    /// words of a word-array element, or the `vec` rows of a block).
     pub fn unit(&self) -> (Unit, u32) {
+        if self.vec > 1 {
+            return unit_of(self.vec_bytes())
+                .map(|(u, _)| (u, self.vec))
+                .unwrap_or((Unit::U8, 1));
+        }
         unit_of(self.elem_bytes).unwrap_or((Unit::U8, self.elem_bytes))
     }
 
@@ -218,6 +296,43 @@ impl TransposeSpec {
     pub fn iters(&self) -> u32 {
         self.tile / self.block_rows
     }
+}
+
+/// Whether a kernel moving `vec x vec` blocks can run `shape`: every dimension,
+/// pitch and (with more than one matrix) batch stride a multiple of `vec`.
+pub fn fits_vec(vec: u32, shape: &crate::shape::Shape) -> Result<(), String> {
+    if vec <= 1 {
+        return Ok(());
+    }
+    let fields = [
+        ("rows", shape.rows),
+        ("cols", shape.cols),
+        ("src_ld", shape.src_ld),
+        ("dst_ld", shape.dst_ld),
+        ("src_batch_stride", shape.src_batch_stride),
+        ("dst_batch_stride", shape.dst_batch_stride),
+    ];
+    for (name, value) in fields {
+        if name.ends_with("batch_stride") && shape.batch <= 1 {
+            continue;
+        }
+        if !value.is_multiple_of(u64::from(vec)) {
+            return Err(format!("{name} = {value} is not a multiple of vec = {vec}"));
+        }
+    }
+    Ok(())
+}
+
+/// `vec` values accepted.
+pub const VECS: [u32; 3] = [1, 2, 4];
+
+/// The `vec` values valid for an element size.
+pub fn allowed_vecs(elem_bytes: u32) -> Vec<u32> {
+    VECS.into_iter()
+        .filter(|&v| {
+            v == 1 || (matches!(elem_bytes, 1 | 2 | 4 | 8) && matches!(v * elem_bytes, 4 | 8 | 16))
+        })
+        .collect()
 }
 
 /// The default thread rows: 8, or the tile if smaller.
@@ -259,19 +374,25 @@ pub const ALL_STRATEGIES: [Strategy; 5] = [
 ];
 
 /// Every spec of the grid: each tile, each `block_rows` it allows, each element
-/// size and each of `strategies` (valid specs only; building may still refuse some).
+/// size, each `vec` it allows and each of `strategies` (valid specs only; building may still refuse some).
 pub fn grid(strategies: &[Strategy]) -> Vec<TransposeSpec> {
     let mut out = Vec::new();
     for tile in TILES {
         for block_rows in allowed_block_rows(tile) {
             for elem_bytes in all_elem_bytes() {
                 for &strategy in strategies {
-                    out.push(TransposeSpec {
-                        tile,
-                        block_rows,
-                        elem_bytes,
-                        strategy,
-                    });
+                    for vec in allowed_vecs(elem_bytes) {
+                        if vec > 1 && strategy == Strategy::Naive {
+                            continue;
+                        }
+                        out.push(TransposeSpec {
+                            tile,
+                            block_rows,
+                            elem_bytes,
+                            strategy,
+                            vec,
+                        });
+                    }
                 }
             }
         }

@@ -59,6 +59,22 @@ fn small_shapes() -> Vec<Shape> {
     ]
 }
 
+/// `shape` with its dimensions, pitches and gaps multiplied by `v`.
+fn scaled(shape: &Shape, v: u32) -> Shape {
+    let v = u64::from(v);
+    let (rows, cols) = (shape.rows * v, shape.cols * v);
+    let (src_ld, dst_ld) = (shape.src_ld * v, shape.dst_ld * v);
+    Shape {
+        batch: shape.batch,
+        rows,
+        cols,
+        src_ld,
+        dst_ld,
+        src_batch_stride: (shape.src_batch_stride - shape.rows * shape.src_ld) * v + rows * src_ld,
+        dst_batch_stride: (shape.dst_batch_stride - shape.cols * shape.dst_ld) * v + cols * dst_ld,
+    }
+}
+
 fn grid_for_tile(tile: u32) {
     let mut strategies = ALL_STRATEGIES.to_vec();
     strategies.push(Strategy::Pad(Some(3)));
@@ -70,8 +86,19 @@ fn grid_for_tile(tile: u32) {
         let Ok(kernel) = Kernel::build(spec) else {
             continue;
         };
-        for shape in &shapes {
-            check(&kernel, shape, None);
+        if spec.vec > 1 {
+            // The same shapes in blocks of vec x vec; one that does not divide is refused.
+            for shape in &shapes {
+                check(&kernel, &scaled(shape, spec.vec), None);
+            }
+            let odd = Shape::new(u64::from(spec.vec) + 1, u64::from(spec.vec));
+            let n = odd.src_elems().expect("valid shape") as usize * spec.elem_bytes as usize;
+            let got = sim::run(&kernel, &odd, &vec![0; n], &mut vec![0; n], None);
+            assert!(matches!(got, Err(SimError::Unfit(_))), "{got:?}");
+        } else {
+            for shape in &shapes {
+                check(&kernel, shape, None);
+            }
         }
         ran += 1;
     }
@@ -111,6 +138,13 @@ fn full_hd_images() {
             let k =
                 Kernel::build(TransposeSpec::new(32, e, strategy).expect("valid")).expect("builds");
             check(&k, &Shape::new(1080, 1920), None);
+        }
+        if strategy != Strategy::Naive {
+            for (e, v) in [(1, 4), (2, 2), (4, 2)] {
+                let spec = TransposeSpec::new(32, e, strategy).and_then(|s| s.with_vec(v));
+                let k = Kernel::build(spec.expect("valid")).expect("builds");
+                check(&k, &Shape::new(1080, 1920), None);
+            }
         }
     }
     let k =

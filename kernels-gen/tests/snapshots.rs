@@ -39,3 +39,22 @@ fn pad_float3_word_planar() {
 fn swizzle_uint4_tile64_dynamic_shared() {
     insta::assert_snapshot!(c(64, 16, "swizzle"));
 }
+
+/// A `vec` kernel: `vec x vec` blocks moved as vectors and transposed in registers.
+fn cv(tile: u32, elem: u32, strategy: &str, rows: u32, vec: u32) -> String {
+    let spec = TransposeSpec::new(tile, elem, strategy.parse().expect("strategy"))
+        .and_then(|s| s.with_block_rows(rows))
+        .and_then(|s| s.with_vec(vec))
+        .expect("valid spec");
+    emit(&Kernel::build(spec).expect("builds"))
+}
+
+#[test]
+fn pad_u8_vec4() {
+    insta::assert_snapshot!(cv(32, 1, "pad", 8, 4));
+}
+
+#[test]
+fn swizzle_f32_vec2_16_rows() {
+    insta::assert_snapshot!(cv(32, 4, "swizzle", 16, 2));
+}

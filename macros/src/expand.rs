@@ -54,11 +54,12 @@ fn kernel_for(args: &Args, elem_bytes: u32) -> Result<(Kernel, Report), String> 
 
 fn source_tokens(k: &Kernel) -> TokenStream {
     let (entry, source) = (k.entry_name(), emit(k));
-    let (tile, rows, elem, shared) = (
+    let (tile, rows, elem, shared, vec) = (
         k.spec.tile,
         k.spec.block_rows,
         k.spec.elem_bytes,
         k.shared_bytes() as u32,
+        k.spec.vec,
     );
     quote! {
         ::bankfree::__private::KernelSource {
@@ -68,6 +69,7 @@ fn source_tokens(k: &Kernel) -> TokenStream {
             block_rows: #rows,
             elem_bytes: #elem,
             shared_bytes: #shared,
+            vec: #vec,
         }
     }
 }

@@ -57,6 +57,17 @@ pub enum Error {
     #[error("{what}; pass buffers and stream of one CUDA context")]
     Context { what: String },
 
+    /// A `vec > 1` kernel cannot run this shape or these pointers.
+    #[error(
+        "`{entry}` moves {vec} x {vec} blocks and cannot run this call: {why}; \
+             use `transpose_first` with a vec = 1 kernel after it (the attribute does this)"
+    )]
+    Unfit {
+        entry: String,
+        vec: u32,
+        why: String,
+    },
+
     /// The kernel needs more shared memory than this device allows per block.
     #[error(
         "`{entry}` needs {needed} bytes of shared memory per block but {device} allows {allowed}; \

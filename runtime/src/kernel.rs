@@ -1,7 +1,8 @@
 //! What the runtime needs to know of one generated kernel.
 
 use bankfree_gen::emit::emit;
-use bankfree_gen::Kernel;
+use bankfree_gen::spec::fits_vec;
+use bankfree_gen::{Kernel, Shape};
 use std::borrow::Cow;
 
 /// A generated kernel: its CUDA C and the launch facts the glue needs. The
@@ -16,9 +17,17 @@ pub struct KernelSource {
     pub block_rows: u32,
     pub elem_bytes: u32,
     pub shared_bytes: u32,
+    /// Side of the element block a thread moves per step (1: single elements).
+    pub vec: u32,
 }
 
 impl KernelSource {
+    /// Whether this kernel can run `shape` (with `vec > 1` every dimension, pitch
+    /// and batch stride must divide by `vec`); `Err` names the one that does not.
+    pub fn fits(&self, shape: &Shape) -> Result<(), String> {
+        fits_vec(self.vec, shape)
+    }
+
     /// From a kernel built at run time.
     pub fn from_kernel(k: &Kernel) -> KernelSource {
         KernelSource {
@@ -28,6 +37,7 @@ impl KernelSource {
             block_rows: k.spec.block_rows,
             elem_bytes: k.spec.elem_bytes,
             shared_bytes: k.shared_bytes() as u32,
+            vec: k.spec.vec,
         }
     }
 }

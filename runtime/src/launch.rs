@@ -7,7 +7,7 @@ use crate::kernel::KernelSource;
 use bankfree_gen::emit::launch;
 use bankfree_gen::Shape;
 use cudarc::driver::{
-    CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceSlice, LaunchArgs, LaunchConfig,
+    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DeviceSlice, LaunchArgs, LaunchConfig,
     PushKernelArg,
 };
 use std::sync::Arc;
@@ -16,17 +16,30 @@ use std::sync::Arc;
 pub trait SrcArg<T>: DeviceSlice<T> {
     #[doc(hidden)]
     fn push_to<'a>(&'a self, args: &mut LaunchArgs<'a>);
+    /// Whether the buffer's first element is `bytes`-aligned.
+    #[doc(hidden)]
+    fn aligned(&self, stream: &CudaStream, bytes: u64) -> bool;
 }
 
 /// A buffer the kernel writes: `CudaSlice`, `CudaViewMut`.
 pub trait DstArg<T>: DeviceSlice<T> {
     #[doc(hidden)]
     fn push_to<'a>(&'a mut self, args: &mut LaunchArgs<'a>);
+    /// Whether the buffer's first element is `bytes`-aligned.
+    #[doc(hidden)]
+    fn aligned(&self, stream: &CudaStream, bytes: u64) -> bool;
 }
+
+// A whole allocation starts on a 256-byte boundary (cuMemAlloc's guarantee), so
+// only views need their address checked.
+const ALLOC_ALIGN: u64 = 256;
 
 impl<T> SrcArg<T> for CudaSlice<T> {
     fn push_to<'a>(&'a self, args: &mut LaunchArgs<'a>) {
         args.arg(self);
+    }
+    fn aligned(&self, _: &CudaStream, bytes: u64) -> bool {
+        ALLOC_ALIGN.is_multiple_of(bytes)
     }
 }
 
@@ -34,11 +47,17 @@ impl<T> SrcArg<T> for CudaView<'_, T> {
     fn push_to<'a>(&'a self, args: &mut LaunchArgs<'a>) {
         args.arg(self);
     }
+    fn aligned(&self, stream: &CudaStream, bytes: u64) -> bool {
+        self.device_ptr(stream).0.is_multiple_of(bytes)
+    }
 }
 
 impl<T> DstArg<T> for CudaSlice<T> {
     fn push_to<'a>(&'a mut self, args: &mut LaunchArgs<'a>) {
         args.arg(self);
+    }
+    fn aligned(&self, _: &CudaStream, bytes: u64) -> bool {
+        ALLOC_ALIGN.is_multiple_of(bytes)
     }
 }
 
@@ -46,6 +65,75 @@ impl<T> DstArg<T> for CudaViewMut<'_, T> {
     fn push_to<'a>(&'a mut self, args: &mut LaunchArgs<'a>) {
         args.arg(self);
     }
+    fn aligned(&self, stream: &CudaStream, bytes: u64) -> bool {
+        self.device_ptr(stream).0.is_multiple_of(bytes)
+    }
+}
+
+/// Transposes with the first of `kernels` that can run this call (a `vec > 1`
+/// kernel needs dimensions, pitches and strides divisible by its `vec` and aligned
+/// pointers): list the fastest first and a `vec = 1` kernel last. Otherwise as
+/// [`transpose`]; with no kernel that fits, the last one's [`Error::Unfit`].
+pub fn transpose_first<T, S, D>(
+    kernels: &[&KernelSource],
+    src: &S,
+    dst: &mut D,
+    shape: &Shape,
+    stream: Option<&CudaStream>,
+) -> Result<()>
+where
+    S: SrcArg<T> + ?Sized,
+    D: DstArg<T> + ?Sized,
+{
+    let own: Arc<CudaStream>;
+    let on: &CudaStream = match stream {
+        Some(s) => s,
+        None => {
+            own = dst.stream().clone();
+            &own
+        }
+    };
+    let Some(last) = kernels.last() else {
+        return Err(Error::Unfit {
+            entry: "(none)".into(),
+            vec: 0,
+            why: "no kernel was given".into(),
+        });
+    };
+    let pick = kernels
+        .iter()
+        .find(|k| unfit(k, src, dst, shape, on).is_none())
+        .unwrap_or(last);
+    transpose(pick, src, dst, shape, Some(on))
+}
+
+/// Why `kernel` cannot run this call, if it cannot.
+fn unfit<T, S, D>(
+    kernel: &KernelSource,
+    src: &S,
+    dst: &D,
+    shape: &Shape,
+    stream: &CudaStream,
+) -> Option<Error>
+where
+    S: SrcArg<T> + ?Sized,
+    D: DstArg<T> + ?Sized,
+{
+    if kernel.vec <= 1 {
+        return None;
+    }
+    let bytes = u64::from(kernel.vec) * u64::from(kernel.elem_bytes);
+    let why = match kernel.fits(shape) {
+        Err(why) => why,
+        Ok(()) if !src.aligned(stream, bytes) => format!("src does not start {bytes}-byte aligned"),
+        Ok(()) if !dst.aligned(stream, bytes) => format!("dst does not start {bytes}-byte aligned"),
+        Ok(()) => return None,
+    };
+    Some(Error::Unfit {
+        entry: kernel.entry.to_string(),
+        vec: kernel.vec,
+        why,
+    })
 }
 
 /// Transposes `src` (`shape.batch` matrices of `rows x cols`, pitches and batch
@@ -85,6 +173,9 @@ where
             &own
         }
     };
+    if let Some(e) = unfit(kernel, src, dst, shape, stream) {
+        return Err(e);
+    }
     let ctx = stream.context();
     for (what, other) in [("src", src.stream()), ("dst", dst.stream())] {
         if other.context().cu_ctx() != ctx.cu_ctx() {
@@ -97,6 +188,7 @@ where
     let l = launch(
         kernel.tile,
         kernel.block_rows,
+        kernel.vec,
         u64::from(kernel.shared_bytes),
         shape.batch,
         shape.rows,

@@ -40,7 +40,7 @@ pub use cache::{binary, stats, Stats};
 pub use discover::candidate_dirs as nvrtc_search_dirs;
 pub use error::{Error, Result};
 pub use kernel::KernelSource;
-pub use launch::{transpose, DstArg, SrcArg};
+pub use launch::{transpose, transpose_first, DstArg, SrcArg};
 
 /// What this machine offers.
 #[derive(Clone, Debug, PartialEq, Eq)]

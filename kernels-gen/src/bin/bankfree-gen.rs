@@ -99,6 +99,10 @@ struct SpecArgs {
     /// Thread rows per block (default: 8, or the tile if smaller).
     #[arg(long)]
     block_rows: Option<u32>,
+    /// Side of the element block each thread moves per step as vectors: 1, 2 or 4
+    /// (the tile is then `tile * vec` elements square).
+    #[arg(long, default_value_t = 1)]
+    vec: u32,
 }
 
 impl SpecArgs {
@@ -108,6 +112,9 @@ impl SpecArgs {
             TransposeSpec::new(self.tile, self.elem_bytes, strategy).map_err(|e| e.to_string())?;
         if let Some(r) = self.block_rows {
             spec = spec.with_block_rows(r).map_err(|e| e.to_string())?;
+        }
+        if self.vec != 1 {
+            spec = spec.with_vec(self.vec).map_err(|e| e.to_string())?;
         }
         Kernel::build(spec).map_err(|e| e.to_string())
     }
