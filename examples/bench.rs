@@ -11,9 +11,10 @@
 use bankfree::cudarc::driver::{
     CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits,
 };
+use bankfree::gen::choice::fast_variant;
 use bankfree::gen::spec::allowed_vecs;
 use bankfree::gen::{Kernel, Shape, Strategy, TransposeSpec};
-use bankfree::runtime::{probe, transpose, KernelSource};
+use bankfree::runtime::{probe, transpose, transpose_first, KernelSource};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -157,7 +158,12 @@ fn variants(e: u32, sweep: bool) -> Res<Vec<(String, TransposeSpec)>> {
     } else {
         &[(32, 8)]
     };
-    for &vec in allowed_vecs(e).iter().filter(|&&v| v > 1) {
+    let vecs: Vec<u32> = if sweep {
+        allowed_vecs(e)
+    } else {
+        allowed_vecs(e).into_iter().filter(|&v| v > 1).collect()
+    };
+    for vec in vecs {
         for &(tile, rows) in shapes {
             for strategy in [Strategy::Pad(None), Strategy::Xor] {
                 let spec = TransposeSpec::new(tile, e, strategy)
@@ -238,6 +244,30 @@ where
             transpose(&k, &srcs[i % copies], &mut dst, &shape, None).map_err(err)
         })?;
         row(what, ms, memcpy);
+    }
+    // What the attribute runs: the generator's fast variant first, its spec after.
+    for strategy in [Strategy::Pad(None), Strategy::Xor] {
+        let spec = TransposeSpec::new(32, e as u32, strategy).map_err(err)?;
+        let mut list = Vec::new();
+        if let Some(fast) = fast_variant(&spec) {
+            list.push(KernelSource::from_kernel(
+                &Kernel::build(fast).map_err(err)?,
+            ));
+        }
+        list.push(KernelSource::from_kernel(
+            &Kernel::build(spec).map_err(err)?,
+        ));
+        transpose_first(&list, &srcs[0], &mut dst, &shape, None).map_err(err)?;
+        check(&dst, "default")?;
+        let ms = median_ms(stream, REPS, |i| {
+            transpose_first(&list, &srcs[i % copies], &mut dst, &shape, None).map_err(err)
+        })?;
+        let s = if strategy == Strategy::Xor {
+            "swizzle"
+        } else {
+            "pad"
+        };
+        row(format!("bankfree {s} (attribute default)"), ms, memcpy);
     }
     if let (Some(g), 4 | 8, 1) = (geam, e, shape.batch) {
         let (r, c) = (shape.rows as usize, shape.cols as usize);

@@ -18,7 +18,7 @@ mod common;
 use common::{cpu_transpose, median_ms, noise};
 
 /// `dst` (cols x rows) = `src` (rows x cols) transposed, through a padded tile.
-#[tiled_transpose(tile = 32, strategy = pad)]
+#[tiled_transpose(tile = auto, strategy = pad)]
 fn transpose_pad(
     src: &CudaSlice<f32>,
     dst: &mut CudaSlice<f32>,
@@ -27,7 +27,7 @@ fn transpose_pad(
 ) -> bankfree::Result<()>;
 
 /// The same through an XOR-swizzled tile.
-#[tiled_transpose(tile = 32, strategy = swizzle)]
+#[tiled_transpose(tile = auto, strategy = swizzle)]
 fn transpose_swizzle(
     src: &CudaSlice<f32>,
     dst: &mut CudaSlice<f32>,

@@ -28,10 +28,11 @@ pub fn shape(
     }
 }
 
-/// One kernel per element size the attribute generated.
+/// The kernels the attribute generated for one element size, fastest first (a
+/// `vec > 1` kernel, then the `vec = 1` kernel of the attribute's spec).
 pub struct Entry {
     pub elem_bytes: usize,
-    pub kernel: Option<KernelSource>,
+    pub kernels: &'static [KernelSource],
 }
 
 /// The compile-time check for element types whose size the attribute could not see:
@@ -51,13 +52,13 @@ pub const fn check(problems: &[(usize, &str)], elem_bytes: usize, unsupported: &
     panic!("{}", unsupported);
 }
 
-/// The kernel for an element size (the compile-time [`check`] admits only sizes
-/// that have one; an error, not a panic, all the same).
-pub fn pick(table: &'static [Entry], elem_bytes: usize) -> crate::Result<&'static KernelSource> {
+/// The kernels for an element size (the compile-time [`check`] admits only sizes
+/// that have some; an error, not a panic, all the same).
+pub fn pick(table: &'static [Entry], elem_bytes: usize) -> crate::Result<&'static [KernelSource]> {
     table
         .iter()
-        .find(|e| e.elem_bytes == elem_bytes)
-        .and_then(|e| e.kernel.as_ref())
+        .find(|e| e.elem_bytes == elem_bytes && !e.kernels.is_empty())
+        .map(|e| e.kernels)
         .ok_or(crate::Error::ElementSize {
             entry: "#[tiled_transpose] function".into(),
             kernel_bytes: 0,

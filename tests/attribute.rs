@@ -106,4 +106,10 @@ pass_cases! {
     p_i128: i128 => [tile = 16, strategy = naive];
     p_f64: f64 => [tile = 8, strategy = swizzle(xor), block_rows = 2];
     p_arr: [u32; 5] => [tile = 32, strategy = pad];
+    // The generator's measured variants (vec kernels with a fallback, or other tiles).
+    a_u8: u8 => [tile = auto, strategy = pad];
+    a_f16: bankfree::half::f16 => [tile = auto, strategy = swizzle];
+    a_f32: f32 => [strategy = swizzle];
+    a_f3: [f32; 3] => [tile = auto, strategy = pad];
+    a_u128: u128 => [strategy = pad];
 }

@@ -1,4 +1,4 @@
-//! The GPU test matrix: every strategy x tile x element size {1, 2, 4, 8, 12, 16} x
+//! The GPU test matrix: every strategy x tile x vec x element size {1, 2, 4, 8, 12, 16} x
 //! shapes {1x1, 1x7, 7x1, 31x33, 1920x1080, 8191x8193, 2^21x3, 3x2^21}, plus batched,
 //! pitched (with gaps) and offset-view cases. Random inputs, the output poisoned
 //! before every run, every element of the destination buffer compared bit-exact.
@@ -6,9 +6,9 @@
 #![allow(unsafe_code)] // the 12-byte element's `DeviceRepr`, as a user's crate would write it
 
 use bankfree::cudarc::driver::{CudaContext, CudaStream, DeviceRepr, ValidAsZeroBits};
-use bankfree::gen::spec::{SpecError, ALL_STRATEGIES, TILES};
-use bankfree::gen::{sim::transpose_elems, Kernel, Shape, TransposeSpec};
-use bankfree::runtime::{transpose, KernelSource};
+use bankfree::gen::spec::{allowed_vecs, SpecError, ALL_STRATEGIES, TILES};
+use bankfree::gen::{sim::transpose_elems, Kernel, Shape, Strategy, TransposeSpec};
+use bankfree::runtime::{transpose, transpose_first, Error, KernelSource};
 use std::sync::Arc;
 
 #[repr(C)]
@@ -43,6 +43,21 @@ fn shapes() -> Vec<(&'static str, Shape, usize)> {
             0,
         ),
         ("offset views 33x65", Shape::new(33, 65), 13),
+        // For the vec kernels: shapes they fit, and an offset that leaves some of them
+        // unaligned (those fall back to a vec = 1 kernel).
+        ("batch 4 of 36x44", Shape::batched(4, 36, 44), 0),
+        (
+            "pitched batch with gaps, multiples of 4",
+            Shape {
+                src_ld: 76,
+                dst_ld: 52,
+                src_batch_stride: 44 * 76 + 12,
+                dst_batch_stride: 68 * 52 + 8,
+                ..Shape::batched(3, 44, 68)
+            },
+            0,
+        ),
+        ("offset views 32x64", Shape::new(32, 64), 2),
     ]
 }
 
@@ -68,15 +83,26 @@ where
     let mut refused = 0;
     for tile in TILES {
         for strategy in ALL_STRATEGIES {
-            match TransposeSpec::new(tile, e, strategy).and_then(Kernel::build) {
-                Ok(k) => kernels.push(KernelSource::from_kernel(&k)),
-                // What the attribute refuses at compile time cannot be launched.
-                Err(SpecError::NoPad { .. } | SpecError::SharedTooLarge { .. }) => refused += 1,
-                Err(other) => panic!("{tile} {strategy} {e}: {other}"),
+            for vec in allowed_vecs(e) {
+                if vec > 1 && strategy == Strategy::Naive {
+                    continue;
+                }
+                let spec = TransposeSpec::new(tile, e, strategy).and_then(|s| s.with_vec(vec));
+                match spec.and_then(Kernel::build) {
+                    Ok(k) => kernels.push(KernelSource::from_kernel(&k)),
+                    // What the attribute refuses at compile time cannot be launched.
+                    Err(SpecError::NoPad { .. } | SpecError::SharedTooLarge { .. }) => refused += 1,
+                    Err(other) => panic!("{tile} {strategy} {e} vec {vec}: {other}"),
+                }
             }
         }
     }
+    let scalar = TransposeSpec::new(32, e, Strategy::Pad(None))
+        .and_then(Kernel::build)
+        .map(|k| KernelSource::from_kernel(&k))
+        .expect("pad builds");
     let mut runs = 0;
+    let mut unfit = 0;
     for (name, shape, off) in shapes() {
         let (ns, nd) = (
             shape.src_elems().expect("shape") as usize + off,
@@ -91,11 +117,24 @@ where
         let mut dst = s.alloc_zeros::<T>(nd).expect("alloc");
         for k in &kernels {
             s.memcpy_dtod(&poison_d, &mut dst).expect("poison");
+            // A vec kernel goes first with a vec = 1 kernel after it, as the attribute
+            // has it; where it cannot run the call, it must say so when asked alone.
+            let list = [k.clone(), scalar.clone()];
+            let list = if k.vec > 1 { &list[..] } else { &list[..1] };
             if off == 0 {
-                transpose(k, &src, &mut dst, &shape, None)
+                if k.vec > 1 && k.fits(&shape).is_err() {
+                    let alone = transpose(k, &src, &mut dst, &shape, None);
+                    assert!(
+                        matches!(alone, Err(Error::Unfit { .. })),
+                        "{} on {name}: {alone:?}",
+                        k.entry
+                    );
+                    unfit += 1;
+                }
+                transpose_first(list, &src, &mut dst, &shape, None)
             } else {
-                transpose(
-                    k,
+                transpose_first(
+                    list,
                     &src.slice(off..),
                     &mut dst.slice_mut(off..),
                     &shape,
@@ -108,6 +147,7 @@ where
             runs += 1;
         }
     }
+    println!("{e}-byte: {runs} runs; vec kernels refused {unfit} unfit calls alone");
     (runs, refused)
 }
 

@@ -187,6 +187,18 @@ fn header(k: &Kernel) -> String {
 /// arrays) with full unrolling, 5 at a cap of 16 and none at 8 (sm_75/80/90).
 pub const UNROLL_CAP: u32 = 8;
 
+/// Copies of the body allowed for `k`: vec kernels with the `pad` and `xor` layouts
+/// unroll up to 16 (their rows in flight are what makes them fast; none of the
+/// grid's spilled); the rest, `rotate` included (t64 r8 2-byte vec 2 spilled 8
+/// bytes on sm_90 at 16), [`UNROLL_CAP`].
+pub fn unroll_cap(k: &Kernel) -> u32 {
+    if k.spec.vec > 1 && matches!(k.layout, Layout::Pad(_) | Layout::Xor(_)) {
+        2 * UNROLL_CAP
+    } else {
+        UNROLL_CAP
+    }
+}
+
 /// The `j` loop's pragma: unrolled fully while `iters * words` copies of the body
 /// stay within `cap`, else by the largest power of two that does.
 fn unroll(iters: u32, words: u32, cap: u32) -> String {
@@ -203,9 +215,11 @@ fn unroll(iters: u32, words: u32, cap: u32) -> String {
 
 fn body_of(out: &mut String, k: &Kernel, mv: &Move) {
     let ind = "            ";
-    // A block's rows are few registers; word arrays are what spilled (see UNROLL_CAP).
-    let copies = if k.spec.vec > 1 { 1 } else { k.words };
-    let _ = writeln!(out, "{ind}{}", unroll(k.spec.iters(), copies, UNROLL_CAP));
+    let _ = writeln!(
+        out,
+        "{ind}{}",
+        unroll(k.spec.iters(), k.words, unroll_cap(k))
+    );
     let _ = writeln!(
         out,
         "{ind}for (unsigned j = 0; j < {}; ++j) {{",

@@ -37,6 +37,7 @@
 
 pub mod analysis;
 pub mod bank;
+pub mod choice;
 pub mod emit;
 pub mod expr;
 pub mod kernel;

@@ -1,4 +1,4 @@
-//! The attribute's arguments: `tile = 32, strategy = pad(2), block_rows = 8, allow_conflicts`.
+//! The attribute's arguments: `tile = 32 | auto, strategy = pad(2), block_rows = 8, allow_conflicts`.
 
 use crate::ctxt::Ctxt;
 use bankfree_gen::spec::{Strategy, TILES};
@@ -8,6 +8,9 @@ use syn::{Expr, Lit, Meta, Token};
 
 pub struct Args {
     pub tile: u32,
+    /// `tile` and `block_rows` left to the generator (`tile = auto`, or neither
+    /// given): it may run its measured fastest variant first.
+    pub auto: bool,
     pub strategy: Strategy,
     /// The `strategy` value's tokens, to span errors over all of `pad(2)` (empty
     /// for the default: errors then point at the attribute).
@@ -17,7 +20,7 @@ pub struct Args {
 }
 
 const EXPECTED: &str =
-    "expected `tile = 8 | 16 | 32 | 64`, `strategy = ...`, `block_rows = N` or `allow_conflicts`";
+    "expected `tile = auto | 8 | 16 | 32 | 64`, `strategy = ...`, `block_rows = N` or `allow_conflicts`";
 
 fn int(cx: &Ctxt, name: &str, e: &Expr) -> Option<u32> {
     if let Expr::Lit(l) = e {
@@ -35,6 +38,10 @@ fn int(cx: &Ctxt, name: &str, e: &Expr) -> Option<u32> {
     None
 }
 
+fn is_auto(e: &Expr) -> bool {
+    matches!(e, Expr::Path(p) if p.path.is_ident("auto"))
+}
+
 fn strategy(cx: &Ctxt, e: &Expr) -> Option<Strategy> {
     let text = quote::quote!(#e).to_string();
     match text.parse::<Strategy>() {
@@ -49,6 +56,7 @@ fn strategy(cx: &Ctxt, e: &Expr) -> Option<Strategy> {
 pub fn parse(cx: &Ctxt, attr: TokenStream) -> Args {
     let mut args = Args {
         tile: 32,
+        auto: true,
         strategy: Strategy::Xor,
         strategy_at: TokenStream::new(),
         block_rows: None,
@@ -78,14 +86,16 @@ pub fn parse(cx: &Ctxt, attr: TokenStream) -> Args {
         }
         seen.push(name.clone());
         match (name.as_str(), &meta) {
+            ("tile", Meta::NameValue(nv)) if is_auto(&nv.value) => {}
             ("tile", Meta::NameValue(nv)) => {
+                args.auto = false;
                 if let Some(v) = int(cx, "tile", &nv.value) {
                     if TILES.contains(&v) {
                         args.tile = v;
                     } else {
                         cx.error(
                             &nv.value,
-                            format!("tile = {v}: the tile side must be 8, 16, 32 or 64"),
+                            format!("tile = {v}: the tile side must be auto, 8, 16, 32 or 64"),
                         );
                     }
                 }
@@ -97,6 +107,7 @@ pub fn parse(cx: &Ctxt, attr: TokenStream) -> Args {
                 }
             }
             ("block_rows", Meta::NameValue(nv)) => {
+                args.auto = false;
                 if let Some(v) = int(cx, "block_rows", &nv.value) {
                     args.block_rows = Some((v, syn::spanned::Spanned::span(&nv.value)));
                 }

@@ -5,6 +5,7 @@ use crate::attr::Args;
 use crate::ctxt::Ctxt;
 use bankfree_gen::analysis::Report;
 use bankfree_gen::bank::Model;
+use bankfree_gen::choice::fast_variant;
 use bankfree_gen::emit::emit;
 use bankfree_gen::spec::{all_elem_bytes, SpecError, TransposeSpec};
 use bankfree_gen::Kernel;
@@ -82,6 +83,36 @@ fn doc_line(k: &Kernel, r: &Report) -> String {
     )
 }
 
+/// The kernels for one element size, fastest first: the generator's `vec > 1`
+/// variant of `k` where it has one (built and proven conflict-free like `k`), then
+/// `k`; and their doc lines.
+fn with_fast(args: &Args, k: &Kernel, r: &Report) -> (Vec<TokenStream>, Vec<String>) {
+    let mut srcs = Vec::new();
+    let mut docs = Vec::new();
+    let fast = Some(&k.spec)
+        .filter(|_| args.auto)
+        .and_then(fast_variant)
+        .and_then(|s| Kernel::build(s).ok())
+        .map(|f| {
+            let report = f.analyze(Model::Hopper);
+            (f, report)
+        })
+        .filter(|(_, report)| report.conflict_free);
+    if let Some((f, fr)) = fast {
+        srcs.push(source_tokens(&f));
+        docs.push(doc_line(&f, &fr));
+        if f.spec.vec == 1 {
+            return (srcs, docs); // runs every call
+        }
+        docs.push(
+            " Where the shape or the pointers do not allow its vectors, it runs:".to_string(),
+        );
+    }
+    srcs.push(source_tokens(k));
+    docs.push(doc_line(k, r));
+    (srcs, docs)
+}
+
 /// The function with its generated body; errors go to `cx`.
 pub fn expand(cx: &Ctxt, args: &Args, item: &Item, p: &Params) -> TokenStream {
     let Item {
@@ -113,15 +144,15 @@ pub fn expand(cx: &Ctxt, args: &Args, item: &Item, p: &Params) -> TokenStream {
     let (table, doc, check, item_check) = match known_size(elem) {
         Some(bytes) => match kernel_for(args, bytes) {
             Ok((k, r)) => {
-                let src = source_tokens(&k);
+                let (srcs, docs) = with_fast(args, &k, &r);
                 let size = bytes as usize;
                 let table = quote! {
                     static KERNELS: [::bankfree::__private::Entry; 1] = [::bankfree::__private::Entry {
                         elem_bytes: #size,
-                        kernel: ::core::option::Option::Some(#src),
+                        kernels: &[#(#srcs),*],
                     }];
                 };
-                (table, vec![doc_line(&k, &r)], quote!(), quote!())
+                (table, docs, quote!(), quote!())
             }
             Err(msg) => {
                 if args.strategy_at.is_empty() {
@@ -142,9 +173,9 @@ pub fn expand(cx: &Ctxt, args: &Args, item: &Item, p: &Params) -> TokenStream {
                 let b = bytes as usize;
                 match kernel_for(args, bytes) {
                     Ok((k, r)) => {
-                        docs.push(doc_line(&k, &r));
-                        let src = source_tokens(&k);
-                        rows.push(quote!(::bankfree::__private::Entry { elem_bytes: #b, kernel: ::core::option::Option::Some(#src) }));
+                        let (srcs, d) = with_fast(args, &k, &r);
+                        docs.extend(d);
+                        rows.push(quote!(::bankfree::__private::Entry { elem_bytes: #b, kernels: &[#(#srcs),*] }));
                         problems.push(quote!((#b, "")));
                     }
                     Err(msg) => problems.push(quote!((#b, #msg))),
@@ -200,9 +231,9 @@ pub fn expand(cx: &Ctxt, args: &Args, item: &Item, p: &Params) -> TokenStream {
             __bankfree_element::<#elem>();
             #table
             #check
-            let kernel = ::bankfree::__private::pick(&KERNELS, ::core::mem::size_of::<#elem>())?;
+            let kernels = ::bankfree::__private::pick(&KERNELS, ::core::mem::size_of::<#elem>())?;
             let shape = ::bankfree::__private::shape(#batch, rows, cols, #src_ld, #dst_ld);
-            ::bankfree::runtime::transpose::<#elem, _, _>(kernel, src, dst, &shape, #stream)
+            ::bankfree::runtime::transpose_first::<#elem, _, _>(kernels, src, dst, &shape, #stream)
         }
     }
 }

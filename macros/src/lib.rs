@@ -89,6 +89,16 @@ mod tests {
     }
 
     #[test]
+    fn expansion_auto_u8_vec_kernel_then_fallback() {
+        insta::assert_snapshot!(pretty(super::run(
+            quote!(tile = auto, strategy = pad),
+            quote! {
+                fn t(src: &CudaSlice<u8>, dst: &mut CudaSlice<u8>, rows: usize, cols: usize) -> bankfree::Result<()>;
+            },
+        )));
+    }
+
+    #[test]
     fn expansion_with_errors_keeps_the_signature() {
         insta::assert_snapshot!(pretty(super::run(
             quote!(tile = 48, strategy = none),

@@ -75,7 +75,7 @@ impl<T> DstArg<T> for CudaViewMut<'_, T> {
 /// pointers): list the fastest first and a `vec = 1` kernel last. Otherwise as
 /// [`transpose`]; with no kernel that fits, the last one's [`Error::Unfit`].
 pub fn transpose_first<T, S, D>(
-    kernels: &[&KernelSource],
+    kernels: &[KernelSource],
     src: &S,
     dst: &mut D,
     shape: &Shape,

@@ -1,0 +1,73 @@
+//! Which kernel to run by default: the generator's choices, from measurements.
+//!
+//! A kernel moving `vec x vec` blocks needs dimensions, pitches and strides divisible
+//! by `vec` and aligned pointers, so a caller lists it first and a `vec = 1` spec
+//! after it (the runtime's `transpose_first` takes the first that can run a call).
+//! The attribute does this when `tile` and `block_rows` are left to it.
+//!
+//! ```
+//! use bankfree_gen::{choice::fast_variant, Strategy, TransposeSpec};
+//! let spec = TransposeSpec::new(32, 1, Strategy::Pad(None)).unwrap();
+//! let fast = fast_variant(&spec).unwrap();
+//! assert_eq!((fast.tile, fast.block_rows, fast.vec), (32, 8, 4)); // 128 x 128 bytes
+//! assert!(fast_variant(&TransposeSpec::new(32, 8, Strategy::Xor).unwrap()).is_none());
+//! ```
+
+use crate::spec::{Strategy, TransposeSpec};
+
+/// One measured default: for `elem_bytes` and `strategy`, a kernel of
+/// `tile x block_rows` threads moving `vec x vec` blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Default {
+    pub elem_bytes: u32,
+    pub strategy: Strategy,
+    pub tile: u32,
+    pub block_rows: u32,
+    pub vec: u32,
+}
+
+const fn d(elem_bytes: u32, strategy: Strategy, tile: u32, block_rows: u32, vec: u32) -> Default {
+    Default {
+        elem_bytes,
+        strategy,
+        tile,
+        block_rows,
+        vec,
+    }
+}
+
+/// The fastest variant per element size and strategy on the H100 (sm_90), from two
+/// runs of `bench --sweep` on 8192 x 8192 (docs/perf.md has the tables and the
+/// command); ratios to a same-bytes `cudaMemcpy`, against the tile-32, 32 x 8
+/// kernel with one element per step in brackets: 1-byte 0.944-0.965 [0.36],
+/// 2-byte 0.957-0.967 [0.64], 4-byte 0.974-0.977 [0.89], 12-byte 0.947 [0.93],
+/// 16-byte 0.978 [0.966]. 8-byte elements were fastest as they are (0.975-0.984),
+/// so they have no entry.
+pub const HOPPER_DEFAULTS: [Default; 10] = [
+    d(1, Strategy::Pad(None), 32, 8, 4),
+    d(1, Strategy::Xor, 16, 8, 4),
+    d(2, Strategy::Pad(None), 32, 8, 4),
+    d(2, Strategy::Xor, 32, 8, 4),
+    d(4, Strategy::Pad(None), 32, 16, 2),
+    d(4, Strategy::Xor, 32, 16, 2),
+    d(12, Strategy::Pad(None), 64, 8, 1),
+    d(12, Strategy::Xor, 64, 8, 1),
+    d(16, Strategy::Pad(None), 16, 16, 1),
+    d(16, Strategy::Xor, 16, 16, 1),
+];
+
+/// The measured variant of `spec`'s element size and strategy, where there is one:
+/// for the conflict-free searches `pad` and `swizzle(xor)`. Other strategies
+/// (`none`, `pad(N)`, `rotate`) are taken as asked for.
+pub fn fast_variant(spec: &TransposeSpec) -> Option<TransposeSpec> {
+    if spec.vec != 1 {
+        return None;
+    }
+    let d = HOPPER_DEFAULTS
+        .iter()
+        .find(|d| d.elem_bytes == spec.elem_bytes && d.strategy == spec.strategy)?;
+    TransposeSpec::new(d.tile, spec.elem_bytes, spec.strategy)
+        .and_then(|s| s.with_block_rows(d.block_rows))
+        .and_then(|s| s.with_vec(d.vec))
+        .ok()
+}
