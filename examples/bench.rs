@@ -12,7 +12,7 @@ use bankfree::cudarc::driver::{
     CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits,
 };
 use bankfree::gen::choice::fast_variant;
-use bankfree::gen::spec::allowed_vecs;
+use bankfree::gen::spec::{allowed_vecs, ALL_STRATEGIES};
 use bankfree::gen::{Kernel, Shape, Strategy, TransposeSpec};
 use bankfree::runtime::{probe, transpose, transpose_first, KernelSource};
 use std::process::ExitCode;
@@ -131,13 +131,7 @@ impl Geam {
 /// then the vector variants; `sweep` adds other tiles and thread rows.
 fn variants(e: u32, sweep: bool) -> Res<Vec<(String, TransposeSpec)>> {
     let mut out = Vec::new();
-    for strategy in [
-        Strategy::Naive,
-        Strategy::None,
-        Strategy::Pad(None),
-        Strategy::Xor,
-        Strategy::Rotate,
-    ] {
+    for strategy in ALL_STRATEGIES {
         out.push((
             format!("bankfree {strategy}"),
             TransposeSpec::new(32, e, strategy).map_err(err)?,

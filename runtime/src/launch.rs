@@ -85,14 +85,8 @@ where
     S: SrcArg<T> + ?Sized,
     D: DstArg<T> + ?Sized,
 {
-    let own: Arc<CudaStream>;
-    let on: &CudaStream = match stream {
-        Some(s) => s,
-        None => {
-            own = dst.stream().clone();
-            &own
-        }
-    };
+    let mut own = None;
+    let on = launch_stream(stream, &*dst, &mut own);
     let Some(last) = kernels.last() else {
         return Err(Error::Unfit {
             entry: "(none)".into(),
@@ -105,6 +99,21 @@ where
         .find(|k| unfit(k, src, dst, shape, on).is_none())
         .unwrap_or(last);
     transpose(pick, src, dst, shape, Some(on))
+}
+
+/// The stream to launch on: the one given, or else `dst`'s (kept alive in `own`).
+fn launch_stream<'a, T, D>(
+    stream: Option<&'a CudaStream>,
+    dst: &D,
+    own: &'a mut Option<Arc<CudaStream>>,
+) -> &'a CudaStream
+where
+    D: DstArg<T> + ?Sized,
+{
+    match stream {
+        Some(s) => s,
+        None => own.insert(dst.stream().clone()),
+    }
 }
 
 /// Why `kernel` cannot run this call, if it cannot.
@@ -165,14 +174,8 @@ where
     if shape.is_empty() {
         return Ok(());
     }
-    let own: Arc<CudaStream>;
-    let stream: &CudaStream = match stream {
-        Some(s) => s,
-        None => {
-            own = dst.stream().clone();
-            &own
-        }
-    };
+    let mut own = None;
+    let stream = launch_stream(stream, &*dst, &mut own);
     if let Some(e) = unfit(kernel, src, dst, shape, stream) {
         return Err(e);
     }
