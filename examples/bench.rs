@@ -11,7 +11,7 @@
 use bankfree::cudarc::driver::{
     CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits,
 };
-use bankfree::gen::choice::fast_variant;
+use bankfree::gen::choice::fast_kernel;
 use bankfree::gen::spec::{allowed_vecs, ALL_STRATEGIES};
 use bankfree::gen::{Kernel, Shape, Strategy, TransposeSpec};
 use bankfree::runtime::{probe, transpose, transpose_first, KernelSource};
@@ -243,10 +243,8 @@ where
     for strategy in [Strategy::Pad(None), Strategy::Xor] {
         let spec = TransposeSpec::new(32, e as u32, strategy).map_err(err)?;
         let mut list = Vec::new();
-        if let Some(fast) = fast_variant(&spec) {
-            list.push(KernelSource::from_kernel(
-                &Kernel::build(fast).map_err(err)?,
-            ));
+        if let Some(fast) = fast_kernel(&spec) {
+            list.push(KernelSource::from_kernel(&fast));
         }
         list.push(KernelSource::from_kernel(
             &Kernel::build(spec).map_err(err)?,

@@ -13,6 +13,8 @@
 //! assert!(fast_variant(&TransposeSpec::new(32, 8, Strategy::Xor).unwrap()).is_none());
 //! ```
 
+use crate::bank::Model;
+use crate::kernel::Kernel;
 use crate::spec::{Strategy, TransposeSpec};
 
 /// One measured default: for `elem_bytes` and `strategy`, a kernel of
@@ -70,4 +72,11 @@ pub fn fast_variant(spec: &TransposeSpec) -> Option<TransposeSpec> {
         .and_then(|s| s.with_block_rows(d.block_rows))
         .and_then(|s| s.with_vec(d.vec))
         .ok()
+}
+
+/// [`fast_variant`] built and proven conflict-free (hopper model), ready to list
+/// before `spec`'s own kernel.
+pub fn fast_kernel(spec: &TransposeSpec) -> Option<Kernel> {
+    let k = Kernel::build(fast_variant(spec)?).ok()?;
+    k.analyze(Model::Hopper).conflict_free.then_some(k)
 }

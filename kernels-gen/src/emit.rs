@@ -11,7 +11,6 @@
 use crate::bank::Model;
 use crate::expr::Expr;
 use crate::kernel::{Kernel, Layout, Move, STATIC_SHARED_LIMIT};
-use crate::spec::TransposeSpec;
 use std::fmt::Write;
 
 /// The kernel's scalar parameters after `src` and `dst`, in order (all
@@ -287,12 +286,11 @@ pub fn emit(k: &Kernel) -> String {
     let ty = access_type(k);
     let mut out = header(k);
     if k.spec.vec > 1 {
-        let (elem, _) = TransposeSpec { vec: 1, ..k.spec }.unit();
         let _ = writeln!(
             out,
             "struct __align__({}) {VEC_TYPE} {{ {} e[{}]; }};\n",
             k.spec.vec_bytes(),
-            elem.c_type(),
+            k.spec.elem_unit().c_type(),
             k.spec.vec
         );
     }

@@ -276,6 +276,11 @@ impl TransposeSpec {
         Ok(())
     }
 
+    /// The unit of one element (of one of its words for a word array).
+    pub fn elem_unit(&self) -> Unit {
+        unit_of(self.elem_bytes).map_or(Unit::U8, |(u, _)| u)
+    }
+
     /// The unit one access moves, and how many units make one step of a thread (the
     /// words of a word-array element, or the `vec` rows of a block).
     pub fn unit(&self) -> (Unit, u32) {

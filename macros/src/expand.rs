@@ -5,7 +5,7 @@ use crate::attr::Args;
 use crate::ctxt::Ctxt;
 use bankfree_gen::analysis::Report;
 use bankfree_gen::bank::Model;
-use bankfree_gen::choice::fast_variant;
+use bankfree_gen::choice::fast_kernel;
 use bankfree_gen::emit::emit;
 use bankfree_gen::spec::{all_elem_bytes, SpecError, TransposeSpec};
 use bankfree_gen::Kernel;
@@ -89,18 +89,10 @@ fn doc_line(k: &Kernel, r: &Report) -> String {
 fn with_fast(args: &Args, k: &Kernel, r: &Report) -> (Vec<TokenStream>, Vec<String>) {
     let mut srcs = Vec::new();
     let mut docs = Vec::new();
-    let fast = Some(&k.spec)
-        .filter(|_| args.auto)
-        .and_then(fast_variant)
-        .and_then(|s| Kernel::build(s).ok())
-        .map(|f| {
-            let report = f.analyze(Model::Hopper);
-            (f, report)
-        })
-        .filter(|(_, report)| report.conflict_free);
-    if let Some((f, fr)) = fast {
+    let fast = Some(&k.spec).filter(|_| args.auto).and_then(fast_kernel);
+    if let Some(f) = fast {
         srcs.push(source_tokens(&f));
-        docs.push(doc_line(&f, &fr));
+        docs.push(doc_line(&f, &f.analyze(Model::Hopper)));
         if f.spec.vec == 1 {
             return (srcs, docs); // runs every call
         }

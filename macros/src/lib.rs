@@ -22,7 +22,8 @@ use proc_macro::TokenStream;
 
 /// Generates a bank-conflict-free tiled transpose for a function signature.
 ///
-/// Arguments: `tile = 8 | 16 | 32 | 64` (default 32), `strategy = naive | none | pad |
+/// Arguments: `tile = auto | 8 | 16 | 32 | 64` (default `auto`: the generator's
+/// measured variant first, see `bankfree_gen::choice`), `strategy = naive | none | pad |
 /// pad(N) | swizzle | swizzle(xor) | swizzle(rotate)` (default `swizzle`),
 /// `block_rows = N`, and the flag `allow_conflicts` to build a layout the bank
 /// analyzer finds conflicting. See the `bankfree` crate for the parameters.
