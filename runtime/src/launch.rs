@@ -94,11 +94,13 @@ where
             why: "no kernel was given".into(),
         });
     };
-    let pick = kernels
+    match kernels
         .iter()
         .find(|k| unfit(k, src, dst, shape, on).is_none())
-        .unwrap_or(last);
-    transpose(pick, src, dst, shape, Some(on))
+    {
+        Some(fits) => run(fits, src, dst, shape, Some(on), true),
+        None => run(last, src, dst, shape, Some(on), false), // its Unfit error
+    }
 }
 
 /// The stream to launch on: the one given, or else `dst`'s (kept alive in `own`).
@@ -163,6 +165,22 @@ where
     S: SrcArg<T> + ?Sized,
     D: DstArg<T> + ?Sized,
 {
+    run(kernel, src, dst, shape, stream, false)
+}
+
+/// [`transpose`], skipping the fit check where the caller has just made it.
+fn run<T, S, D>(
+    kernel: &KernelSource,
+    src: &S,
+    dst: &mut D,
+    shape: &Shape,
+    stream: Option<&CudaStream>,
+    fit_checked: bool,
+) -> Result<()>
+where
+    S: SrcArg<T> + ?Sized,
+    D: DstArg<T> + ?Sized,
+{
     if std::mem::size_of::<T>() != kernel.elem_bytes as usize {
         return Err(Error::ElementSize {
             entry: kernel.entry.to_string(),
@@ -176,8 +194,10 @@ where
     }
     let mut own = None;
     let stream = launch_stream(stream, &*dst, &mut own);
-    if let Some(e) = unfit(kernel, src, dst, shape, stream) {
-        return Err(e);
+    if !fit_checked {
+        if let Some(e) = unfit(kernel, src, dst, shape, stream) {
+            return Err(e);
+        }
     }
     let ctx = stream.context();
     for (what, other) in [("src", src.stream()), ("dst", dst.stream())] {
