@@ -1,6 +1,7 @@
 //! Support for the code `#[tiled_transpose]` expands to. Not a public API: names and
 //! signatures here change whenever the attribute's expansion does.
 
+pub use bankfree_gen::form::Form;
 pub use bankfree_runtime::KernelSource;
 pub use std::borrow::Cow;
 

@@ -2,8 +2,12 @@
 //! a block, every iteration of `j` and `k`, evaluated from the kernel's own index
 //! expressions.
 //!
-//! The analysis assumes a full (interior) tile: edge tiles only switch lanes off,
-//! which never adds wavefronts in either model.
+//! The analysis runs an interior tile (or chunk) of a large matrix, with lanes
+//! switched off where the kernel's guards say so: edge tiles only switch more lanes
+//! off, which never adds wavefronts in either model. Parameters that move shared
+//! addresses are tried at every value that matters: a `skew` kernel's `dst_ld` and
+//! `dst_off` at every residue modulo the sector, a narrow kernel's narrow side at
+//! every width from 1 to 32.
 //!
 //! ```
 //! use bankfree_gen::{bank::Model, kernel::Kernel, spec::{Strategy, TransposeSpec}};
@@ -15,6 +19,7 @@
 
 use crate::bank::{self, Access, Model};
 use crate::expr::{Env, Var};
+use crate::form::{Form, MAX_NARROW};
 use crate::kernel::{Kernel, Mem};
 use serde::Serialize;
 
@@ -118,66 +123,77 @@ pub fn analyze(kernel: &Kernel, model: Model) -> Report {
     let unit = u64::from(kernel.unit.bytes());
     let mut instructions = Vec::new();
     let mut errors = Vec::new();
+    let envs = envs(kernel);
     for mv in &kernel.moves {
         for (kind, place) in [("store", &mv.to), ("load", &mv.from)] {
             if place.mem != Mem::Shared {
                 continue;
             }
             let mut inst: Option<Instruction> = None;
-            for warp in 0..warps {
-                for j in 0..spec.iters() {
-                    for k in 0..kernel.words {
-                        let mut addrs: Vec<Option<u64>> = vec![None; 32];
-                        for (lane, slot) in addrs.iter_mut().enumerate() {
-                            let tid = warp * 32 + lane as u32;
-                            if tid >= threads {
-                                continue;
-                            }
-                            let mut env = Env::default();
-                            env.set(Var::Tx, i64::from(tid % spec.tile));
-                            env.set(Var::Ty, i64::from(tid / spec.tile));
-                            env.set(Var::J, i64::from(j));
-                            env.set(Var::K, i64::from(k));
-                            match place.index.eval(&env).map(u64::try_from) {
+            for base in &envs {
+                for warp in 0..warps {
+                    for j in 0..mv.iters {
+                        for k in 0..kernel.words {
+                            let mut addrs: Vec<Option<u64>> = vec![None; 32];
+                            for (lane, slot) in addrs.iter_mut().enumerate() {
+                                let tid = warp * 32 + lane as u32;
+                                if tid >= threads {
+                                    continue;
+                                }
+                                let mut env = base.clone();
+                                env.set(Var::Tx, i64::from(tid % spec.tile));
+                                env.set(Var::Ty, i64::from(tid / spec.tile));
+                                env.set(Var::J, i64::from(j));
+                                env.set(Var::K, i64::from(k));
+                                match mv.guard.eval(&env) {
+                                    Ok(true) => {}
+                                    Ok(false) => continue,
+                                    Err(e) => {
+                                        errors.push(format!("`{}`: {e}", mv.guard.c()));
+                                        continue;
+                                    }
+                                }
+                                match place.index.eval(&env).map(u64::try_from) {
                                 Ok(Ok(i)) => *slot = Some(i * unit),
                                 _ => errors.push(format!(
                                     "`{}` has no valid address for warp {warp} lane {lane} j {j} k {k}",
                                     place.c()
                                 )),
                             }
-                        }
-                        let acc = match bank::analyze(model, kernel.unit.bytes(), &addrs) {
-                            Ok(acc) => acc,
-                            Err(e) => {
-                                errors.push(format!("`{}`: {e}", place.c()));
-                                continue;
                             }
-                        };
-                        let at = At { warp, j, k };
-                        match &mut inst {
-                            None => {
-                                inst = Some(Instruction {
-                                    kind,
-                                    access: place.c(),
-                                    width: kernel.unit.bytes(),
-                                    wavefronts: acc.wavefronts,
-                                    ideal: acc.ideal,
-                                    executions: 1,
-                                    total_wavefronts: u64::from(acc.wavefronts),
-                                    total_ideal: u64::from(acc.ideal),
-                                    worst_at: at,
-                                    worst: acc,
-                                })
-                            }
-                            Some(i) => {
-                                i.executions += 1;
-                                i.total_wavefronts += u64::from(acc.wavefronts);
-                                i.total_ideal += u64::from(acc.ideal);
-                                if acc.wavefronts > i.wavefronts {
-                                    i.wavefronts = acc.wavefronts;
-                                    i.ideal = acc.ideal;
-                                    i.worst_at = at;
-                                    i.worst = acc;
+                            let acc = match bank::analyze(model, kernel.unit.bytes(), &addrs) {
+                                Ok(acc) => acc,
+                                Err(e) => {
+                                    errors.push(format!("`{}`: {e}", place.c()));
+                                    continue;
+                                }
+                            };
+                            let at = At { warp, j, k };
+                            match &mut inst {
+                                None => {
+                                    inst = Some(Instruction {
+                                        kind,
+                                        access: place.c(),
+                                        width: kernel.unit.bytes(),
+                                        wavefronts: acc.wavefronts,
+                                        ideal: acc.ideal,
+                                        executions: 1,
+                                        total_wavefronts: u64::from(acc.wavefronts),
+                                        total_ideal: u64::from(acc.ideal),
+                                        worst_at: at,
+                                        worst: acc,
+                                    })
+                                }
+                                Some(i) => {
+                                    i.executions += 1;
+                                    i.total_wavefronts += u64::from(acc.wavefronts);
+                                    i.total_ideal += u64::from(acc.ideal);
+                                    if acc.wavefronts > i.wavefronts {
+                                        i.wavefronts = acc.wavefronts;
+                                        i.ideal = acc.ideal;
+                                        i.worst_at = at;
+                                        i.worst = acc;
+                                    }
                                 }
                             }
                         }
@@ -196,5 +212,39 @@ pub fn analyze(kernel: &Kernel, model: Model) -> Report {
         conflict_free,
         instructions,
         errors,
+    }
+}
+
+/// The parameter sets the analysis runs under (see the module docs): a large
+/// matrix whose middle tile (or chunk) the block moves.
+fn envs(kernel: &Kernel) -> Vec<Env> {
+    let g = kernel.spec.geometry();
+    let dense = |rows: u64, cols: u64, dst_ld_extra: u64, dst_off: u64| {
+        let mut env = Env::default();
+        let set = |env: &mut Env, var, value: u64| env.set(var, value as i64);
+        set(&mut env, Var::Rows, rows);
+        set(&mut env, Var::Cols, cols);
+        set(&mut env, Var::SrcLd, cols);
+        set(&mut env, Var::DstLd, rows + dst_ld_extra);
+        set(&mut env, Var::SrcBatchStride, rows * cols);
+        set(&mut env, Var::DstBatchStride, (rows + dst_ld_extra) * cols);
+        set(&mut env, Var::DstOff, dst_off);
+        let ntiles = kernel.ntiles.eval(&env).unwrap_or(0);
+        env.set(Var::Tile, ntiles / 2 + 1);
+        env
+    };
+    let square = 64 * u64::from(g.tile * g.vec);
+    let long = 64 * u64::from(g.chunk_elems());
+    match g.form {
+        Form::Tile => vec![dense(square, square, 0, 0)],
+        Form::Skew => {
+            let s = u64::from(g.sector_elems());
+            (0..s)
+                .flat_map(|ld| (0..s).map(move |off| (ld, off)))
+                .map(|(ld, off)| dense(square, square, ld, off))
+                .collect()
+        }
+        Form::Tall => (1..=MAX_NARROW).map(|n| dense(long, n, 0, 0)).collect(),
+        Form::Wide => (1..=MAX_NARROW).map(|n| dense(n, long, 0, 0)).collect(),
     }
 }

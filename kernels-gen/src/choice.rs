@@ -14,6 +14,7 @@
 //! ```
 
 use crate::bank::Model;
+use crate::form::Form;
 use crate::kernel::Kernel;
 use crate::spec::{Strategy, TransposeSpec};
 
@@ -79,4 +80,30 @@ pub fn fast_variant(spec: &TransposeSpec) -> Option<TransposeSpec> {
 pub fn fast_kernel(spec: &TransposeSpec) -> Option<Kernel> {
     let k = Kernel::build(fast_variant(spec)?).ok()?;
     k.analyze(Model::Hopper).conflict_free.then_some(k)
+}
+
+/// Tile side of the default `skew` kernels (32 x 8 threads).
+pub const SKEW_TILE: u32 = 32;
+
+/// The kernels for shape classes the square tiles serve badly, for `spec`'s element
+/// size and strategy (`pad` and `swizzle(xor)`, like [`fast_variant`]), built and
+/// proven conflict-free: tall (at most 32 columns), wide (at most 32 rows), then
+/// skew (destination rows that do not start on 32-byte sectors). The narrow ones
+/// pad their chunk whatever the strategy: a flat chunk has no rows to swizzle.
+/// Each is listed before the square-tile kernels; the runtime runs one only on the
+/// shapes it suits.
+pub fn shape_kernels(spec: &TransposeSpec) -> Vec<Kernel> {
+    if spec.vec != 1 || !matches!(spec.strategy, Strategy::Pad(None) | Strategy::Xor) {
+        return Vec::new();
+    }
+    let narrow = |form| {
+        TransposeSpec::new(32, spec.elem_bytes, Strategy::Pad(None)).and_then(|s| s.with_form(form))
+    };
+    let skew = TransposeSpec::new(SKEW_TILE, spec.elem_bytes, spec.strategy)
+        .and_then(|s| s.with_form(Form::Skew));
+    [narrow(Form::Tall), narrow(Form::Wide), skew]
+        .into_iter()
+        .filter_map(|s| Kernel::build(s.ok()?).ok())
+        .filter(|k| k.analyze(Model::Hopper).conflict_free)
+        .collect()
 }

@@ -9,7 +9,8 @@
 //! ```
 
 use crate::bank::Model;
-use crate::expr::Expr;
+use crate::expr::{Env, Expr, Var};
+use crate::form::{Form, Geometry};
 use crate::kernel::{Kernel, Layout, Move, STATIC_SHARED_LIMIT};
 use std::fmt::Write;
 
@@ -50,40 +51,37 @@ pub fn dynamic_shared_bytes(shared_bytes: u64) -> u32 {
     }
 }
 
-/// The launch of a `tile` x `block_rows` kernel moving `vec x vec` blocks (tiles of
-/// `tile * vec` elements) with `shared_bytes` of tile over `batch` matrices of
-/// `rows x cols`: one block per tile along x and per matrix
-/// along y, up to the grid limits (the kernel's loops stride over the rest).
-pub fn launch(
-    tile: u32,
-    block_rows: u32,
-    vec: u32,
-    shared_bytes: u64,
-    batch: u64,
-    rows: u64,
-    cols: u64,
-) -> Launch {
-    let t = u64::from(tile) * u64::from(vec.max(1));
-    let tiles = rows.div_ceil(t).saturating_mul(cols.div_ceil(t));
+/// The launch of a kernel of geometry `g` with `shared_bytes` of tile over `batch`
+/// matrices of `rows x cols` (a shape the kernel fits): one block per tile (or
+/// chunk) along x and per matrix along y, up to the grid limits (the kernel's loops
+/// stride over the rest). The tile count is the kernel's own `ntiles` expression.
+pub fn launch(g: &Geometry, shared_bytes: u64, batch: u64, rows: u64, cols: u64) -> Launch {
+    let mut env = Env::default();
+    env.set(Var::Rows, i64::try_from(rows).unwrap_or(i64::MAX));
+    env.set(Var::Cols, i64::try_from(cols).unwrap_or(i64::MAX));
+    let tiles = g
+        .tiling()
+        .ntiles
+        .eval(&env)
+        .map_or(1, |n| u64::try_from(n).unwrap_or(1));
     Launch {
         grid: [
             tiles.clamp(1, MAX_GRID_X) as u32,
             batch.clamp(1, MAX_GRID_Y) as u32,
             1,
         ],
-        block: [tile, block_rows, 1],
+        block: [g.tile, g.block_rows, 1],
         dynamic_shared_bytes: dynamic_shared_bytes(shared_bytes),
     }
 }
 
 fn decl(out: &mut String, indent: &str, e: &Expr) {
-    if let Expr::Let(name, def) = e {
-        let _ = writeln!(
-            out,
-            "{indent}const unsigned long long {name} = {};",
-            def.c()
-        );
-    }
+    let (ty, name, def) = match e {
+        Expr::Let(name, def) => ("unsigned long long", name, def),
+        Expr::Small(name, def) => ("unsigned", name, def),
+        _ => return,
+    };
+    let _ = writeln!(out, "{indent}const {ty} {name} = {};", def.c());
 }
 
 fn header(k: &Kernel) -> String {
@@ -119,19 +117,53 @@ fn header(k: &Kernel) -> String {
         i = s.iters(),
         b = s.elem_bytes
     );
-    let _ = writeln!(h, "// strategy: {} -> {}", s.strategy, k.layout);
-    let shared = match k.layout {
-        Layout::Direct => "none".to_string(),
-        l => format!(
-            "{} bytes per block ({}{}[{}][{}] of {})",
-            k.shared_bytes(),
-            if k.words > 1 {
-                format!("{} planes of ", k.words)
+    let g = s.geometry();
+    match s.form {
+        Form::Tile => {}
+        Form::Skew => {
+            let _ = writeln!(
+                h,
+                "// form:     skew: each destination row's window starts on a 32-byte sector \
+                 (shifted back by up to {} elements), so the tile holds {} source rows",
+                g.sector_elems() - 1,
+                k.shared_rows
+            );
+        }
+        Form::Tall | Form::Wide => {
+            let (narrow, long, flat) = if s.form == Form::Tall {
+                ("cols", "rows", "src_ld == cols")
             } else {
-                String::new()
-            },
-            "tile",
-            s.tile,
+                ("rows", "cols", "dst_ld == rows")
+            };
+            let _ = writeln!(
+                h,
+                "// form:     {}: {narrow} <= {}, {flat}; a block moves chunk = {} / {narrow} / 32 * 32 {long} \
+                 (flat in shared memory, as rows of {})",
+                s.form,
+                crate::form::MAX_NARROW,
+                g.chunk_elems(),
+                s.tile
+            );
+        }
+    }
+    let _ = writeln!(h, "// strategy: {} -> {}", s.strategy, k.layout);
+    let planes = if k.words > 1 {
+        format!("{} planes of ", k.words)
+    } else {
+        String::new()
+    };
+    let shared = match (k.layout, s.form) {
+        (Layout::Direct, _) => "none".to_string(),
+        (_, Form::Tall | Form::Wide) => format!(
+            "{} bytes per block ({planes}tile[{}] of {}: the chunk, one unit of padding every period units)",
+            k.shared_bytes(),
+            g.shared_units(k.layout),
+            access_type(k)
+        ),
+        (l, _) => format!(
+            "{} bytes per block ({planes}tile[{}][{}] of {})",
+            k.shared_bytes(),
+            k.shared_rows,
             l.row_stride(s.tile),
             access_type(k)
         ),
@@ -170,13 +202,21 @@ fn header(k: &Kernel) -> String {
             s.vec_bytes()
         );
     }
+    let tiles = match s.form {
+        Form::Tile => format!("tiles of {}", s.tile_elems()),
+        Form::Skew => format!(
+            "ntiles = tiles of {} with rows + {}",
+            s.tile,
+            g.sector_elems() - 1
+        ),
+        Form::Tall | Form::Wide => "ntiles = chunks".to_string(),
+    };
     let _ = writeln!(
         h,
-        "// launch:   block ({}, {}, 1); grid (min(tiles of {}, {MAX_GRID_X}), min(batch, {MAX_GRID_Y}), 1); \
+        "// launch:   block ({}, {}, 1); grid (min({tiles}, {MAX_GRID_X}), min(batch, {MAX_GRID_Y}), 1); \
          both loops stride over the rest",
         s.tile,
         s.block_rows,
-        s.tile_elems()
     );
     h
 }
@@ -214,16 +254,8 @@ fn unroll(iters: u32, words: u32, cap: u32) -> String {
 
 fn body_of(out: &mut String, k: &Kernel, mv: &Move) {
     let ind = "            ";
-    let _ = writeln!(
-        out,
-        "{ind}{}",
-        unroll(k.spec.iters(), k.words, unroll_cap(k))
-    );
-    let _ = writeln!(
-        out,
-        "{ind}for (unsigned j = 0; j < {}; ++j) {{",
-        k.spec.iters()
-    );
+    let _ = writeln!(out, "{ind}{}", unroll(mv.iters, k.words, unroll_cap(k)));
+    let _ = writeln!(out, "{ind}for (unsigned j = 0; j < {}; ++j) {{", mv.iters);
     let inner = format!("{ind}    ");
     for l in &mv.lets {
         decl(out, &inner, l);
@@ -314,6 +346,14 @@ pub fn emit(k: &Kernel) -> String {
         }
     }
     out.push_str("    const unsigned tx = threadIdx.x;\n    const unsigned ty = threadIdx.y;\n");
+    if k.moves.iter().any(|m| m.to.index.uses(Var::DstOff)) {
+        let _ = writeln!(
+            out,
+            "    const unsigned long long {} = (unsigned long long)dst / {};",
+            Var::DstOff.c_name(),
+            k.unit.bytes()
+        );
+    }
     for l in &k.kernel_lets {
         decl(&mut out, "    ", l);
     }

@@ -48,11 +48,14 @@ pub enum Var {
     SrcBatchStride,
     /// Kernel parameter: elements between consecutive destination matrices.
     DstBatchStride,
+    /// The destination pointer's address in elements (`skew` kernels align their
+    /// writes with it; the simulator and analyzer try every residue).
+    DstOff,
 }
 
 impl Var {
     /// Every variable, in [`Env`] slot order.
-    pub const ALL: [Var; 13] = [
+    pub const ALL: [Var; 14] = [
         Var::Lane,
         Var::Tx,
         Var::Ty,
@@ -66,6 +69,7 @@ impl Var {
         Var::DstLd,
         Var::SrcBatchStride,
         Var::DstBatchStride,
+        Var::DstOff,
     ];
 
     /// The name the generated CUDA C uses for this variable.
@@ -84,6 +88,7 @@ impl Var {
             Var::DstLd => "dst_ld",
             Var::SrcBatchStride => "src_batch_stride",
             Var::DstBatchStride => "dst_batch_stride",
+            Var::DstOff => "dst_off",
         }
     }
 
@@ -95,7 +100,7 @@ impl Var {
 /// Values of the variables for one evaluation.
 #[derive(Clone, Debug, Default)]
 pub struct Env {
-    vals: [i64; 13],
+    vals: [i64; 14],
 }
 
 impl Env {
@@ -213,6 +218,9 @@ pub enum Expr {
     /// A named sub-expression: rendered as its name (the emitter declares it),
     /// evaluated as its definition.
     Let(&'static str, Arc<Expr>),
+    /// A named sub-expression whose values always fit in 32 bits: declared
+    /// `unsigned`, so divisions among such values are 32-bit on the GPU.
+    Small(&'static str, Arc<Expr>),
 }
 
 impl Expr {
@@ -226,10 +234,16 @@ impl Expr {
         Expr::Let(name, Arc::new(def))
     }
 
-    /// The definition behind a [`Expr::Let`] (or the expression itself).
+    /// Names `def`, a value below 2^32 for every launch the kernel accepts: the C
+    /// code declares it `unsigned`.
+    pub fn small(name: &'static str, def: Expr) -> Expr {
+        Expr::Small(name, Arc::new(def))
+    }
+
+    /// The definition behind a [`Expr::Let`] or [`Expr::Small`] (or the expression itself).
     pub fn definition(&self) -> &Expr {
         match self {
-            Expr::Let(_, d) => d,
+            Expr::Let(_, d) | Expr::Small(_, d) => d,
             e => e,
         }
     }
@@ -270,7 +284,7 @@ impl Expr {
             Expr::Lit(v) => Ok(*v),
             Expr::Var(v) => Ok(env.get(*v)),
             Expr::Bin(op, a, b) => op.apply(a.eval(env)?, b.eval(env)?),
-            Expr::Let(_, d) => d.eval(env),
+            Expr::Let(_, d) | Expr::Small(_, d) => d.eval(env),
         }
     }
 
@@ -280,7 +294,7 @@ impl Expr {
             Expr::Lit(_) => false,
             Expr::Var(x) => *x == v,
             Expr::Bin(_, a, b) => a.uses(v) || b.uses(v),
-            Expr::Let(_, d) => d.uses(v),
+            Expr::Let(_, d) | Expr::Small(_, d) => d.uses(v),
         }
     }
 
@@ -297,7 +311,7 @@ impl Expr {
             Expr::Lit(v) if *v < 0 => out.push_str(&format!("({v})")),
             Expr::Lit(v) => out.push_str(&v.to_string()),
             Expr::Var(v) => out.push_str(v.c_name()),
-            Expr::Let(name, _) => out.push_str(name),
+            Expr::Let(name, _) | Expr::Small(name, _) => out.push_str(name),
             Expr::Bin(op, a, b) => {
                 let p = op.precedence();
                 // Looser children need parentheses; so does a right child of equal

@@ -23,6 +23,7 @@
 use crate::analysis::{self, Report};
 use crate::bank::Model;
 use crate::expr::{Expr, Guard, Less, Var};
+use crate::form::{narrow_moves, Form, Tiling};
 use crate::spec::{SpecError, Strategy, TransposeSpec, Unit, MAX_PAD};
 use serde::Serialize;
 use std::fmt;
@@ -119,6 +120,8 @@ pub struct Move {
     /// Read all `words` units first, transpose the `vec x vec` block they hold in
     /// registers (unit `a`'s element `c` becomes unit `c`'s element `a`), then write.
     pub transpose: bool,
+    /// Trips of the `j` loop (`Var::J` runs over `0..iters`).
+    pub iters: u32,
 }
 
 /// A spec with its strategy resolved and every address built.
@@ -130,6 +133,9 @@ pub struct Kernel {
     /// Units per thread step: 1, the 32-bit words of a word-array element, or the
     /// `vec` rows of a block (`Var::K` runs over them).
     pub words: u32,
+    /// Rows of the shared tile (for the narrow forms, of the chunk seen as rows of
+    /// `tile` units).
+    pub shared_rows: u32,
     /// Named values over the kernel parameters (`tiles_x`, `ntiles`).
     pub kernel_lets: Vec<Expr>,
     /// Named values per tile (`tile_r`, `tile_c`).
@@ -192,136 +198,30 @@ impl Kernel {
     /// Builds the kernel for an explicit layout (no search, no size check).
     pub fn with_layout(spec: TransposeSpec, layout: Layout) -> Kernel {
         let (unit, words) = spec.unit();
-        let t = i64::from(spec.tile);
-        let vec = i64::from(spec.vec);
-        let v = Expr::var;
-        // With vec > 1 the kernel works on the matrix of vec x vec blocks: rows, cols,
-        // pitches and strides in vectors (the launcher checks they divide).
-        let in_vecs = |x: Var| {
-            if vec > 1 {
-                v(x) / vec
-            } else {
-                v(x)
-            }
-        };
-        let (rows, cols) = if vec > 1 {
-            (
-                Expr::named("rows_v", v(Var::Rows) / vec),
-                Expr::named("cols_v", v(Var::Cols) / vec),
-            )
-        } else {
-            (v(Var::Rows), v(Var::Cols))
-        };
-        let tiles_x = Expr::named("tiles_x", (cols.clone() + (t - 1)) / t);
-        let tiles_y = (rows.clone() + (t - 1)) / t;
-        let ntiles = Expr::named("ntiles", tiles_x.clone() * tiles_y);
-        let tile_r = Expr::named("tile_r", v(Var::Tile) / tiles_x.clone());
-        let tile_c = Expr::named("tile_c", v(Var::Tile) % tiles_x.clone());
-        // Row inside the tile this thread handles in iteration j.
-        let tile_row = v(Var::Ty) + v(Var::J) * i64::from(spec.block_rows);
-        let col = v(Var::Tx);
-
-        // Source element (row, col) and destination element (out_row, out_col)
-        // (with vec > 1: source and destination block).
-        let row_g = Expr::named("row", tile_r.clone() * t + tile_row.clone());
-        let col_g = Expr::named("col", tile_c.clone() * t + col.clone());
-        let out_row = Expr::named("out_row", tile_c.clone() * t + tile_row.clone());
-        let out_col = Expr::named("out_col", tile_r.clone() * t + col.clone());
-
-        // Unit index of (row, col) in a global matrix with pitch `ld`: word k of a
-        // word-array element, or row k of a block, whose rows are `ld / vec` vectors
-        // apart (block row r starts at element row r * vec, i.e. vector r * ld).
-        let at = |batch_stride: Var, ld: Var, r: Expr, c: Expr| {
-            let base = v(Var::Batch) * in_vecs(batch_stride);
-            if vec > 1 {
-                base + r * v(ld) + c + v(Var::K) * in_vecs(ld)
-            } else if words > 1 {
-                (base + r * v(ld) + c) * i64::from(words) + v(Var::K)
-            } else {
-                base + r * v(ld) + c
-            }
-        };
-        let src_at = |r: Expr, c: Expr| Place {
-            mem: Mem::Src,
-            index: at(Var::SrcBatchStride, Var::SrcLd, r, c),
-        };
-        let dst_at = |r: Expr, c: Expr| Place {
-            mem: Mem::Dst,
-            index: at(Var::DstBatchStride, Var::DstLd, r, c),
-        };
-        let in_src = Guard(vec![
-            Less(row_g.clone(), rows.clone()),
-            Less(col_g.clone(), cols.clone()),
-        ]);
-        let in_dst = Guard(vec![
-            Less(out_row.clone(), cols.clone()),
-            Less(out_col.clone(), rows.clone()),
-        ]);
-
-        let moves = match layout {
-            Layout::Direct => vec![Move {
-                lets: vec![row_g.clone(), col_g.clone()],
-                guard: in_src,
-                from: src_at(row_g.clone(), col_g.clone()),
-                to: dst_at(col_g, row_g),
-                transpose: false,
-            }],
-            _ => {
-                // Word-planar: word k of every element lives in plane k.
-                let plane = i64::from(spec.tile) * i64::from(layout.row_stride(spec.tile));
-                let shared = |r: Expr, c: Expr| Place {
-                    mem: Mem::Shared,
-                    index: if words > 1 {
-                        v(Var::K) * plane + layout.shared_index(spec.tile, r, c)
-                    } else {
-                        layout.shared_index(spec.tile, r, c)
-                    },
-                };
-                vec![
-                    Move {
-                        lets: vec![row_g.clone(), col_g.clone()],
-                        guard: in_src,
-                        from: src_at(row_g, col_g),
-                        to: shared(tile_row.clone(), col.clone()),
-                        transpose: false,
-                    },
-                    Move {
-                        lets: vec![out_row.clone(), out_col.clone()],
-                        guard: in_dst,
-                        from: shared(col, tile_row),
-                        to: dst_at(out_row, out_col),
-                        transpose: spec.vec > 1,
-                    },
-                ]
-            }
+        let geometry = spec.geometry();
+        let tiling = geometry.tiling();
+        let (tile_lets, moves) = match spec.form {
+            Form::Tall | Form::Wide => narrow_moves(&spec, layout, &tiling, words),
+            Form::Tile | Form::Skew => tile_moves(&spec, layout, &tiling, words),
         };
         Kernel {
             spec,
             layout,
             unit,
             words,
-            kernel_lets: if vec > 1 {
-                vec![rows, cols, tiles_x, ntiles.clone()]
-            } else {
-                vec![tiles_x, ntiles.clone()]
-            },
-            tile_lets: vec![tile_r, tile_c],
-            ntiles,
+            shared_rows: geometry.shared_rows(),
+            kernel_lets: tiling.lets,
+            tile_lets,
+            ntiles: tiling.ntiles,
             moves,
         }
     }
 
     /// Shared memory per block, in bytes.
     pub fn shared_bytes(&self) -> u64 {
-        match self.layout {
-            Layout::Direct => 0,
-            l => {
-                u64::from(self.spec.tile)
-                    * u64::from(l.row_stride(self.spec.tile))
-                    * u64::from(self.words)
-                    * u64::from(self.unit.bytes())
-            }
-        }
+        self.spec.geometry().shared_units(self.layout)
+            * u64::from(self.words)
+            * u64::from(self.unit.bytes())
     }
 
     /// Units in the shared array.
@@ -342,9 +242,23 @@ impl Kernel {
         } else {
             String::new()
         };
+        let g = s.geometry();
+        let what = match s.form {
+            Form::Tile => format!("tile {}", s.tile_elems()),
+            Form::Skew => format!(
+                "skew tile {} (writes start on 32-byte sectors; {} extra source rows)",
+                s.tile,
+                g.sector_elems() - 1
+            ),
+            Form::Tall | Form::Wide => format!(
+                "{} chunks of {} elements (narrow side up to {})",
+                s.form,
+                g.chunk_elems(),
+                crate::form::MAX_NARROW
+            ),
+        };
         format!(
-            "tile {} ({} x {} threads), {}-byte elements{vec}, strategy {} -> {}, {} bytes of shared memory per block",
-            s.tile_elems(),
+            "{what} ({} x {} threads), {}-byte elements{vec}, strategy {} -> {}, {} bytes of shared memory per block",
             s.tile,
             s.block_rows,
             s.elem_bytes,
@@ -374,11 +288,149 @@ impl Kernel {
         } else {
             String::new()
         };
+        let form = if s.form == Form::Tile {
+            String::new()
+        } else {
+            format!("_{}", s.form)
+        };
         format!(
-            "bankfree_transpose_t{}_r{}_e{}{vec}_{}",
+            "bankfree_transpose_t{}_r{}_e{}{vec}_{}{form}",
             s.tile, s.block_rows, s.elem_bytes, strat
         )
     }
+}
+
+/// The moves of the tile forms: source tile to shared memory, then its transpose
+/// to the destination (for `skew`, by windows that start on 32-byte sectors).
+fn tile_moves(
+    spec: &TransposeSpec,
+    layout: Layout,
+    tiling: &Tiling,
+    words: u32,
+) -> (Vec<Expr>, Vec<Move>) {
+    let t = i64::from(spec.tile);
+    let vec = i64::from(spec.vec);
+    let v = Expr::var;
+    let iters = spec.iters();
+    let in_vecs = |x: Var| if vec > 1 { v(x) / vec } else { v(x) };
+    let (rows, cols) = (tiling.rows.clone(), tiling.cols.clone());
+    let tile_r = Expr::named("tile_r", v(Var::Tile) / tiling.tiles_x.clone());
+    let tile_c = Expr::named("tile_c", v(Var::Tile) % tiling.tiles_x.clone());
+    // Row inside the tile this thread handles in iteration j.
+    let tile_row = v(Var::Ty) + v(Var::J) * i64::from(spec.block_rows);
+    let col = v(Var::Tx);
+
+    // Unit index of (row, col) in a global matrix with pitch `ld`: word k of a
+    // word-array element, or row k of a block, whose rows are `ld / vec` vectors
+    // apart (block row r starts at element row r * vec, i.e. vector r * ld).
+    let at = |batch_stride: Var, ld: Var, r: Expr, c: Expr| {
+        let base = v(Var::Batch) * in_vecs(batch_stride);
+        if vec > 1 {
+            base + r * v(ld) + c + v(Var::K) * in_vecs(ld)
+        } else if words > 1 {
+            (base + r * v(ld) + c) * i64::from(words) + v(Var::K)
+        } else {
+            base + r * v(ld) + c
+        }
+    };
+    let src_at = |r: Expr, c: Expr| Place {
+        mem: Mem::Src,
+        index: at(Var::SrcBatchStride, Var::SrcLd, r, c),
+    };
+    let dst_at = |r: Expr, c: Expr| Place {
+        mem: Mem::Dst,
+        index: at(Var::DstBatchStride, Var::DstLd, r, c),
+    };
+    // Word-planar: word k of every element lives in plane k.
+    let plane = spec.geometry().shared_units(layout) as i64;
+    let shared = |r: Expr, c: Expr| Place {
+        mem: Mem::Shared,
+        index: if words > 1 {
+            v(Var::K) * plane + layout.shared_index(spec.tile, r, c)
+        } else {
+            layout.shared_index(spec.tile, r, c)
+        },
+    };
+    let tile_lets = vec![tile_r.clone(), tile_c.clone()];
+    // Destination element (out_row, out_col) (with vec > 1: block).
+    let out_row = Expr::named("out_row", tile_c.clone() * t + tile_row.clone());
+    let col_g = Expr::named("col", tile_c.clone() * t + col.clone());
+    if spec.form == Form::Skew {
+        // Shared row 0 is source row `tile_r * t - (s - 1)`: rows are counted `s - 1`
+        // up (`row_s`, `out_s`) so that nothing goes below zero.
+        let s = i64::from(spec.geometry().sector_elems());
+        let row_s = Expr::named("row_s", tile_r.clone() * t + tile_row.clone());
+        let shift = Expr::named(
+            "shift",
+            (out_row.clone() * v(Var::DstLd) + v(Var::DstOff)) % s,
+        );
+        let out_s = Expr::named("out_s", tile_r * t + col.clone() + (s - 1) - shift.clone());
+        let read = Move {
+            lets: vec![row_s.clone(), col_g.clone()],
+            guard: Guard(vec![
+                Less(tile_row.clone(), Expr::Lit(t + s - 1)),
+                Less(Expr::Lit(s - 2), row_s.clone()),
+                Less(row_s.clone(), rows.clone() + (s - 1)),
+                Less(col_g.clone(), cols.clone()),
+            ]),
+            from: src_at(row_s - (s - 1), col_g),
+            to: shared(tile_row.clone(), col.clone()),
+            transpose: false,
+            iters: (spec.tile + spec.geometry().sector_elems() - 1).div_ceil(spec.block_rows),
+        };
+        let write = Move {
+            lets: vec![out_row.clone(), shift.clone(), out_s.clone()],
+            guard: Guard(vec![
+                Less(out_row.clone(), cols),
+                Less(Expr::Lit(s - 2), out_s.clone()),
+                Less(out_s.clone(), rows + (s - 1)),
+            ]),
+            from: shared(col + (s - 1) - shift, tile_row),
+            to: dst_at(out_row, out_s - (s - 1)),
+            transpose: false,
+            iters,
+        };
+        return (tile_lets, vec![read, write]);
+    }
+    let row_g = Expr::named("row", tile_lets[0].clone() * t + tile_row.clone());
+    let out_col = Expr::named("out_col", tile_lets[0].clone() * t + col.clone());
+    let in_src = Guard(vec![
+        Less(row_g.clone(), rows.clone()),
+        Less(col_g.clone(), cols.clone()),
+    ]);
+    let in_dst = Guard(vec![
+        Less(out_row.clone(), cols),
+        Less(out_col.clone(), rows),
+    ]);
+    let moves = match layout {
+        Layout::Direct => vec![Move {
+            lets: vec![row_g.clone(), col_g.clone()],
+            guard: in_src,
+            from: src_at(row_g.clone(), col_g.clone()),
+            to: dst_at(col_g, row_g),
+            transpose: false,
+            iters,
+        }],
+        _ => vec![
+            Move {
+                lets: vec![row_g.clone(), col_g.clone()],
+                guard: in_src,
+                from: src_at(row_g, col_g),
+                to: shared(tile_row.clone(), col.clone()),
+                transpose: false,
+                iters,
+            },
+            Move {
+                lets: vec![out_row.clone(), out_col.clone()],
+                guard: in_dst,
+                from: shared(col, tile_row),
+                to: dst_at(out_row, out_col),
+                transpose: spec.vec > 1,
+                iters,
+            },
+        ],
+    };
+    (tile_lets, moves)
 }
 
 impl Layout {

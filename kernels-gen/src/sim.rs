@@ -53,7 +53,7 @@ pub enum SimError {
     },
     #[error("{0} writes landed outside the destination matrix (in its pitch or between batches)")]
     Outside(u64),
-    #[error("this kernel cannot run the shape: {0}; use a vec = 1 kernel for it")]
+    #[error("this kernel cannot run the shape: {0}")]
     Unfit(String),
     #[error("a grid of {0:?} blocks is empty")]
     EmptyGrid(Grid),
@@ -108,6 +108,19 @@ pub fn run(
     dst: &mut [u8],
     grid: Option<Grid>,
 ) -> Result<Stats, SimError> {
+    run_at(kernel, shape, src, dst, grid, 0)
+}
+
+/// [`run`] with the destination pointer at element address `dst_off` (what a
+/// `skew` kernel aligns its writes with; the others ignore it).
+pub fn run_at(
+    kernel: &Kernel,
+    shape: &Shape,
+    src: &[u8],
+    dst: &mut [u8],
+    grid: Option<Grid>,
+    dst_off: u64,
+) -> Result<Stats, SimError> {
     let spec = kernel.spec;
     let elem = spec.elem_bytes as usize;
     shape.check_buffers((src.len() / elem) as u64, (dst.len() / elem) as u64)?;
@@ -117,15 +130,7 @@ pub fn run(
     }
     spec.fits(shape).map_err(SimError::Unfit)?;
     let grid = grid.unwrap_or_else(|| {
-        let l = launch(
-            spec.tile,
-            spec.block_rows,
-            spec.vec,
-            0,
-            shape.batch,
-            shape.rows,
-            shape.cols,
-        );
+        let l = launch(&spec.geometry(), 0, shape.batch, shape.rows, shape.cols);
         Grid {
             x: u64::from(l.grid[0]),
             y: u64::from(l.grid[1]),
@@ -157,6 +162,7 @@ pub fn run(
     env.set(Var::DstLd, shape.dst_ld as i64);
     env.set(Var::SrcBatchStride, shape.src_batch_stride as i64);
     env.set(Var::DstBatchStride, shape.dst_batch_stride as i64);
+    env.set(Var::DstOff, i64::try_from(dst_off).unwrap_or(i64::MAX));
     let ntiles = u64::try_from(kernel.ntiles.eval(&env)?).unwrap_or(0);
 
     for by in 0..grid.y {
@@ -175,7 +181,7 @@ pub fn run(
                             for tx in 0..spec.tile {
                                 env.set(Var::Tx, i64::from(tx));
                                 env.set(Var::Ty, i64::from(ty));
-                                for j in 0..spec.iters() {
+                                for j in 0..mv.iters {
                                     env.set(Var::J, i64::from(j));
                                     if mv.guard.eval(&env)? {
                                         stats.unit_writes += m.step(kernel, mv, &mut env)?;

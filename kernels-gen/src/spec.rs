@@ -8,6 +8,7 @@
 //! assert!(TransposeSpec::new(48, 4, Strategy::Naive).is_err());
 //! ```
 
+use crate::form::{Form, Geometry};
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
@@ -114,6 +115,8 @@ pub enum SpecError {
         elem_bytes: u32,
         why: String,
     },
+    #[error("form `{value}`: {why}")]
+    Form { value: String, why: String },
     #[error("no XOR swizzle makes tile {tile} with {elem_bytes}-byte elements and {block_rows} thread rows conflict-free; use `strategy = pad` or another block_rows")]
     NoSwizzle {
         tile: u32,
@@ -174,6 +177,8 @@ pub struct TransposeSpec {
     /// shared memory holds it as `vec` planes of vectors. Such a kernel needs rows,
     /// cols, pitches and batch strides divisible by `vec` (see [`TransposeSpec::fits`]).
     pub vec: u32,
+    /// What one block moves: a square tile, a skewed tile or a narrow chunk.
+    pub form: Form,
 }
 
 impl TransposeSpec {
@@ -185,9 +190,28 @@ impl TransposeSpec {
             elem_bytes,
             strategy,
             vec: 1,
+            form: Form::Tile,
         };
         spec.validate()?;
         Ok(spec)
+    }
+
+    /// The same spec in another [`Form`], validated.
+    pub fn with_form(self, form: Form) -> Result<Self, SpecError> {
+        let spec = TransposeSpec { form, ..self };
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// What the launcher needs to size the grid and check a shape.
+    pub fn geometry(&self) -> Geometry {
+        Geometry {
+            form: self.form,
+            tile: self.tile,
+            block_rows: self.block_rows,
+            elem_bytes: self.elem_bytes,
+            vec: self.vec,
+        }
     }
 
     /// The same spec moving `vec x vec` blocks of elements per thread, validated.
@@ -202,7 +226,7 @@ impl TransposeSpec {
     /// also needs both pointers aligned to [`TransposeSpec::vec_bytes`]). `Err` says
     /// which one is not.
     pub fn fits(&self, shape: &crate::shape::Shape) -> Result<(), String> {
-        fits_vec(self.vec, shape)
+        self.geometry().fits(shape)
     }
 
     /// Bytes per vector access (`vec * elem_bytes`; the element size when `vec` is 1).
@@ -273,6 +297,60 @@ impl TransposeSpec {
         if let Strategy::Pad(Some(n)) = self.strategy {
             check_pad(n)?;
         }
+        self.validate_form()
+    }
+
+    fn validate_form(&self) -> Result<(), SpecError> {
+        if self.form == Form::Tile {
+            return Ok(());
+        }
+        let bad = |why: String| {
+            Err(SpecError::Form {
+                value: self.form.to_string(),
+                why,
+            })
+        };
+        if self.vec != 1 {
+            return bad(format!(
+                "{} kernels move single elements; use vec = 1",
+                self.form
+            ));
+        }
+        if self.strategy == Strategy::Naive {
+            return bad("it works through shared memory; naive has none".into());
+        }
+        if matches!(self.strategy, Strategy::Xor | Strategy::Rotate)
+            && matches!(self.form, Form::Tall | Form::Wide)
+        {
+            return bad(format!(
+                "a {} kernel's chunk is flat, with no rows to swizzle; use strategy = pad",
+                self.form
+            ));
+        }
+        if matches!(self.form, Form::Tall | Form::Wide) && self.elem_bytes < 4 {
+            return bad(format!(
+                "{}-byte elements of neighbouring rows share 32-bit bank words in a narrow chunk; \
+                 tall and wide kernels take elements of 4 bytes or more (a tile kernel with vec > 1 runs these shapes)",
+                self.elem_bytes
+            ));
+        }
+        if self.form == Form::Skew {
+            let sector = self.geometry().sector_elems();
+            if !matches!(self.elem_bytes, 1 | 2 | 4 | 8 | 16) {
+                return bad(format!(
+                    "{}-byte elements never line up with 32-byte sectors; skew takes 1-, 2-, 4-, 8- and 16-byte elements",
+                    self.elem_bytes
+                ));
+            }
+            if self.tile < 2 * sector {
+                return bad(format!(
+                    "a skew tile shifts by up to {} rows, so it must be at least {} ({}-byte elements); use a larger tile",
+                    sector - 1,
+                    2 * sector,
+                    self.elem_bytes
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -322,7 +400,9 @@ pub fn fits_vec(vec: u32, shape: &crate::shape::Shape) -> Result<(), String> {
             continue;
         }
         if !value.is_multiple_of(u64::from(vec)) {
-            return Err(format!("{name} = {value} is not a multiple of vec = {vec}"));
+            return Err(format!(
+                "{name} = {value} is not a multiple of vec = {vec}; a vec = 1 kernel runs it"
+            ));
         }
     }
     Ok(())
@@ -379,7 +459,8 @@ pub const ALL_STRATEGIES: [Strategy; 5] = [
 ];
 
 /// Every spec of the grid: each tile, each `block_rows` it allows, each element
-/// size, each `vec` it allows and each of `strategies` (valid specs only; building may still refuse some).
+/// size, each `vec` it allows and each of `strategies`, then the skew, tall and wide
+/// forms (valid specs only; building may still refuse some).
 pub fn grid(strategies: &[Strategy]) -> Vec<TransposeSpec> {
     let mut out = Vec::new();
     for tile in TILES {
@@ -396,7 +477,27 @@ pub fn grid(strategies: &[Strategy]) -> Vec<TransposeSpec> {
                             elem_bytes,
                             strategy,
                             vec,
+                            form: Form::Tile,
                         });
+                    }
+                }
+            }
+        }
+    }
+    // The other forms at the tiles they are used with: skew at 32 and 64, the narrow
+    // forms at 32 (32 x 8 threads), every element size they take.
+    for (form, tiles) in [
+        (Form::Skew, &[32, 64][..]),
+        (Form::Tall, &[32]),
+        (Form::Wide, &[32]),
+    ] {
+        for &tile in tiles {
+            for elem_bytes in all_elem_bytes() {
+                for &strategy in strategies {
+                    if let Ok(spec) = TransposeSpec::new(tile, elem_bytes, strategy)
+                        .and_then(|s| s.with_form(form))
+                    {
+                        out.push(spec);
                     }
                 }
             }

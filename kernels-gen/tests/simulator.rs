@@ -2,6 +2,7 @@
 //! plain CPU transpose, byte for byte, with bytes outside the destination untouched.
 
 use bankfree_gen::expr::{Env, Var};
+use bankfree_gen::form::Form;
 use bankfree_gen::kernel::{Kernel, Mem};
 use bankfree_gen::shape::Shape;
 use bankfree_gen::sim::{self, Grid, SimError};
@@ -21,14 +22,18 @@ fn noise(len: usize, seed: u64) -> Vec<u8> {
 }
 
 fn check(kernel: &Kernel, shape: &Shape, grid: Option<Grid>) {
+    check_at(kernel, shape, grid, 0);
+}
+
+fn check_at(kernel: &Kernel, shape: &Shape, grid: Option<Grid>, dst_off: u64) {
     let e = kernel.spec.elem_bytes as usize;
     let src = noise(shape.src_elems().expect("valid shape") as usize * e, 7);
     let poison = noise(shape.dst_elems().expect("valid shape") as usize * e, 99);
     let mut got = poison.clone();
     let mut want = poison;
     sim::reference(shape, e, &src, &mut want).expect("reference");
-    if let Err(err) = sim::run(kernel, shape, &src, &mut got, grid) {
-        panic!("{} on {shape:?}: {err}", kernel.entry_name());
+    if let Err(err) = sim::run_at(kernel, shape, &src, &mut got, grid, dst_off) {
+        panic!("{} on {shape:?} at {dst_off}: {err}", kernel.entry_name());
     }
     assert!(
         got == want,
@@ -80,7 +85,10 @@ fn grid_for_tile(tile: u32) {
     strategies.push(Strategy::Pad(Some(3)));
     let shapes = small_shapes();
     let mut ran = 0;
-    for spec in grid(&strategies).into_iter().filter(|s| s.tile == tile) {
+    for spec in grid(&strategies)
+        .into_iter()
+        .filter(|s| s.tile == tile && s.form == Form::Tile)
+    {
         // Specs the generator refuses (too much shared memory, no conflict-free
         // padding) are covered by the analyzer tests.
         let Ok(kernel) = Kernel::build(spec) else {
@@ -123,6 +131,91 @@ fn grid_tile_32() {
 #[test]
 fn grid_tile_64() {
     grid_for_tile(64);
+}
+
+/// Every skew spec of the grid on the small shapes and on pitched ones whose rows
+/// start anywhere in a sector, at every destination offset in a sector.
+#[test]
+fn skew_tiles_cover_every_element_once() {
+    let mut strategies = ALL_STRATEGIES.to_vec();
+    strategies.push(Strategy::Pad(Some(3)));
+    let mut shapes = small_shapes();
+    shapes.push(Shape::new(70, 65));
+    shapes.push(Shape {
+        dst_ld: 101,
+        dst_batch_stride: 101 * 45 + 3,
+        ..Shape::batched(2, 99, 45)
+    });
+    let mut ran = 0;
+    for spec in grid(&strategies).into_iter().filter(|s| s.form == Form::Skew) {
+        let Ok(kernel) = Kernel::build(spec) else {
+            continue;
+        };
+        for off in 0..u64::from(spec.geometry().sector_elems()) {
+            for shape in &shapes {
+                check_at(&kernel, shape, None, off);
+            }
+        }
+        check(&kernel, &Shape::batched(3, 40, 70), Some(Grid { x: 3, y: 2 }));
+        ran += 1;
+    }
+    assert!(ran >= 30, "only {ran} skew specs ran");
+}
+
+/// Every tall and wide spec of the grid on every narrow side 1 to 32 (chunks that
+/// end inside the matrix, batches, pitched destinations or sources), and refusals.
+#[test]
+fn narrow_chunks_cover_every_element_once() {
+    let strategies = [Strategy::None, Strategy::Pad(None), Strategy::Pad(Some(3))];
+    let mut ran = 0;
+    for spec in grid(&strategies)
+        .into_iter()
+        .filter(|s| matches!(s.form, Form::Tall | Form::Wide))
+    {
+        let Ok(kernel) = Kernel::build(spec) else {
+            continue;
+        };
+        let tall = spec.form == Form::Tall;
+        let chunk = u64::from(spec.geometry().chunk_elems());
+        for n in [1, 2, 3, 6, 7, 8, 17, 24, 32] {
+            // Long sides: one partial chunk, and a few chunks with a partial last one.
+            for long in [1, 45, 3 * (chunk / n / 32 * 32) + 5] {
+                let (rows, cols) = if tall { (long, n) } else { (n, long) };
+                check(&kernel, &Shape::new(rows, cols), None);
+            }
+            // Batched, with a gap between matrices and a pitched strided side.
+            let mut shape = Shape::batched(2, if tall { 70 } else { n }, if tall { n } else { 70 });
+            if tall {
+                shape.dst_ld = 73;
+                shape.src_batch_stride += 5;
+                shape.dst_batch_stride = 73 * n + 2;
+            } else {
+                shape.src_ld = 75;
+                shape.src_batch_stride = 75 * n + 1;
+                shape.dst_batch_stride += 4;
+            }
+            check(&kernel, &shape, Some(Grid { x: 1, y: 1 }));
+            check(&kernel, &shape, None);
+        }
+        // Too wide a narrow side, and a flat side that is not one run: refused.
+        let e = spec.elem_bytes as usize;
+        let wide = if tall { Shape::new(4, 33) } else { Shape::new(33, 4) };
+        let mut flat = if tall { Shape::new(4, 3) } else { Shape::new(3, 4) };
+        if tall {
+            flat.src_ld = 4;
+            flat.src_batch_stride = 16;
+        } else {
+            flat.dst_ld = 4;
+            flat.dst_batch_stride = 16;
+        }
+        for shape in [wide, flat] {
+            let n = 200 * e;
+            let got = sim::run(&kernel, &shape, &vec![0; n], &mut vec![0; n], None);
+            assert!(matches!(got, Err(SimError::Unfit(_))), "{shape:?}: {got:?}");
+        }
+        ran += 1;
+    }
+    assert!(ran >= 60, "only {ran} narrow specs ran");
 }
 
 #[test]

@@ -5,8 +5,9 @@ use crate::attr::Args;
 use crate::ctxt::Ctxt;
 use bankfree_gen::analysis::Report;
 use bankfree_gen::bank::Model;
-use bankfree_gen::choice::fast_kernel;
+use bankfree_gen::choice::{fast_kernel, shape_kernels};
 use bankfree_gen::emit::emit;
+use bankfree_gen::form::Form;
 use bankfree_gen::spec::{all_elem_bytes, SpecError, TransposeSpec};
 use bankfree_gen::Kernel;
 use proc_macro2::TokenStream;
@@ -55,6 +56,15 @@ fn kernel_for(args: &Args, elem_bytes: u32) -> Result<(Kernel, Report), String> 
 
 fn source_tokens(k: &Kernel) -> TokenStream {
     let (entry, source) = (k.entry_name(), emit(k));
+    let form = syn::Ident::new(
+        match k.spec.form {
+            Form::Tile => "Tile",
+            Form::Skew => "Skew",
+            Form::Tall => "Tall",
+            Form::Wide => "Wide",
+        },
+        proc_macro2::Span::call_site(),
+    );
     let (tile, rows, elem, shared, vec) = (
         k.spec.tile,
         k.spec.block_rows,
@@ -71,6 +81,7 @@ fn source_tokens(k: &Kernel) -> TokenStream {
             elem_bytes: #elem,
             shared_bytes: #shared,
             vec: #vec,
+            form: ::bankfree::__private::Form::#form,
         }
     }
 }
@@ -89,6 +100,16 @@ fn doc_line(k: &Kernel, r: &Report) -> String {
 fn with_fast(args: &Args, k: &Kernel, r: &Report) -> (Vec<TokenStream>, Vec<String>) {
     let mut srcs = Vec::new();
     let mut docs = Vec::new();
+    if args.auto {
+        for s in shape_kernels(&k.spec) {
+            srcs.push(source_tokens(&s));
+            docs.push(format!(" For {} shapes:", s.spec.form));
+            docs.push(doc_line(&s, &s.analyze(Model::Hopper)));
+        }
+        if !docs.is_empty() {
+            docs.push(" Otherwise:".to_string());
+        }
+    }
     let fast = Some(&k.spec).filter(|_| args.auto).and_then(fast_kernel);
     if let Some(f) = fast {
         srcs.push(source_tokens(&f));

@@ -57,10 +57,10 @@ pub enum Error {
     #[error("{what}; pass buffers and stream of one CUDA context")]
     Context { what: String },
 
-    /// A `vec > 1` kernel cannot run this shape or these pointers.
+    /// A `vec > 1`, tall or wide kernel cannot run this shape or these pointers.
     #[error(
-        "`{entry}` moves {vec} x {vec} blocks and cannot run this call: {why}; \
-             use `transpose_first` with a vec = 1 kernel after it (the attribute does this)"
+        "`{entry}` (vec = {vec}) cannot run this call: {why}; `transpose_first` with a \
+             vec = 1 tile kernel listed last always finds one that can (the attribute does this)"
     )]
     Unfit {
         entry: String,

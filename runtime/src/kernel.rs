@@ -1,7 +1,7 @@
 //! What the runtime needs to know of one generated kernel.
 
 use bankfree_gen::emit::emit;
-use bankfree_gen::spec::fits_vec;
+use bankfree_gen::form::{Form, Geometry};
 use bankfree_gen::{Kernel, Shape};
 use std::borrow::Cow;
 
@@ -19,13 +19,27 @@ pub struct KernelSource {
     pub shared_bytes: u32,
     /// Side of the element block a thread moves per step (1: single elements).
     pub vec: u32,
+    /// What one block moves: square tiles, skewed tiles or narrow chunks.
+    pub form: Form,
 }
 
 impl KernelSource {
+    /// What the launcher needs to size the grid and check a shape.
+    pub fn geometry(&self) -> Geometry {
+        Geometry {
+            form: self.form,
+            tile: self.tile,
+            block_rows: self.block_rows,
+            elem_bytes: self.elem_bytes,
+            vec: self.vec,
+        }
+    }
+
     /// Whether this kernel can run `shape` (with `vec > 1` every dimension, pitch
-    /// and batch stride must divide by `vec`); `Err` names the one that does not.
+    /// and batch stride must divide by `vec`; a tall or wide kernel needs a narrow
+    /// side of at most 32 stored as one run); `Err` names what does not.
     pub fn fits(&self, shape: &Shape) -> Result<(), String> {
-        fits_vec(self.vec, shape)
+        self.geometry().fits(shape)
     }
 
     /// From a kernel built at run time.
@@ -38,6 +52,7 @@ impl KernelSource {
             elem_bytes: k.spec.elem_bytes,
             shared_bytes: k.shared_bytes() as u32,
             vec: k.spec.vec,
+            form: k.spec.form,
         }
     }
 }

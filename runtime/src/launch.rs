@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 use crate::ffi;
 use crate::kernel::KernelSource;
 use bankfree_gen::emit::launch;
+use bankfree_gen::form::Form;
 use bankfree_gen::Shape;
 use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DeviceSlice, LaunchArgs, LaunchConfig,
@@ -70,10 +71,13 @@ impl<T> DstArg<T> for CudaViewMut<'_, T> {
     }
 }
 
-/// Transposes with the first of `kernels` that can run this call (a `vec > 1`
-/// kernel needs dimensions, pitches and strides divisible by its `vec` and aligned
-/// pointers): list the fastest first and a `vec = 1` kernel last. Otherwise as
-/// [`transpose`]; with no kernel that fits, the last one's [`Error::Unfit`].
+/// Transposes with the first of `kernels` that can run this call and whose form
+/// suits its shape (a `vec > 1` kernel needs dimensions, pitches and strides
+/// divisible by its `vec` and aligned pointers; a tall or wide kernel a narrow side
+/// of at most 32 stored as one run; a skew kernel is for destinations whose rows do
+/// not start on 32-byte sectors): list the most specialized first and a `vec = 1`
+/// tile kernel last. Otherwise as [`transpose`]; with no kernel that fits, the last
+/// one's [`Error::Unfit`].
 pub fn transpose_first<T, S, D>(
     kernels: &[KernelSource],
     src: &S,
@@ -94,11 +98,19 @@ where
             why: "no kernel was given".into(),
         });
     };
-    match kernels
+    let fits = |k: &&KernelSource| unfit(k, src, dst, shape, on).is_none();
+    let suits = |k: &&KernelSource| match k.geometry().suits(shape) {
+        Ok(()) => true,
+        // A skew kernel also suits a destination that starts inside a sector.
+        Err(_) => k.form == Form::Skew && !dst.aligned(on, 32),
+    };
+    let chosen = kernels
         .iter()
-        .find(|k| unfit(k, src, dst, shape, on).is_none())
-    {
-        Some(fits) => run(fits, src, dst, shape, Some(on), true),
+        .filter(fits)
+        .find(suits)
+        .or_else(|| kernels.iter().find(fits));
+    match chosen {
+        Some(k) => run(k, src, dst, shape, Some(on), true),
         None => run(last, src, dst, shape, Some(on), false), // its Unfit error
     }
 }
@@ -130,14 +142,15 @@ where
     S: SrcArg<T> + ?Sized,
     D: DstArg<T> + ?Sized,
 {
-    if kernel.vec <= 1 {
-        return None;
-    }
     let bytes = u64::from(kernel.vec) * u64::from(kernel.elem_bytes);
     let why = match kernel.fits(shape) {
         Err(why) => why,
-        Ok(()) if !src.aligned(stream, bytes) => format!("src does not start {bytes}-byte aligned"),
-        Ok(()) if !dst.aligned(stream, bytes) => format!("dst does not start {bytes}-byte aligned"),
+        Ok(()) if kernel.vec > 1 && !src.aligned(stream, bytes) => {
+            format!("src does not start {bytes}-byte aligned; a vec = 1 kernel runs it")
+        }
+        Ok(()) if kernel.vec > 1 && !dst.aligned(stream, bytes) => {
+            format!("dst does not start {bytes}-byte aligned; a vec = 1 kernel runs it")
+        }
         Ok(()) => return None,
     };
     Some(Error::Unfit {
@@ -209,9 +222,7 @@ where
     }
     let loaded = cache::function(ctx, kernel)?;
     let l = launch(
-        kernel.tile,
-        kernel.block_rows,
-        kernel.vec,
+        &kernel.geometry(),
         u64::from(kernel.shared_bytes),
         shape.batch,
         shape.rows,

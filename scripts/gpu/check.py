@@ -7,6 +7,10 @@
     check.py ncu-compare KDIR CSV   ncu's shared wavefronts/instruction vs the analyzer
     check.py sanitize KDIR          small launches for compute-sanitizer
     check.py time     KDIR          8192 x 8192 medians vs cudaMemcpy D2D (informational)
+    check.py probe    KDIR REGEX BATCH ROWS COLS [REPS]
+                                    time the kernels whose entry matches REGEX (and cuBLAS
+                                    geam for 4- and 8-byte) on one dense shape vs memcpy;
+                                    run it under ncu to count the bytes each one moves
 
 KDIR is what `bankfree-gen grid --out KDIR` wrote (*.cu and manifest.json).
 """
@@ -310,7 +314,48 @@ def cmd_time(kdir):
     return True
 
 
+def cmd_probe(kdir, regex, batch, rows, cols, reps="30"):
+    import cupy as cp
+    import cupy.cublas  # noqa: F401 (a submodule: not loaded by `import cupy`)
+    batch, rows, cols, reps = int(batch), int(rows), int(cols), int(reps)
+    ks = [k for k in load(kdir) if re.search(regex, k["entry"])]
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+
+    def med(f):
+        f()
+        ts = []
+        for _ in range(reps):
+            start.record()
+            f()
+            stop.record()
+            stop.synchronize()
+            ts.append(cp.cuda.get_elapsed_time(start, stop))
+        ts.sort()
+        return ts[len(ts) // 2]
+
+    print(f"{batch} x {rows} x {cols}: median of {reps} runs")
+    for e in sorted({k["spec"]["elem_bytes"] for k in ks}):
+        nbytes = batch * rows * cols * e
+        src = cp.random.randint(0, 256, nbytes, dtype=cp.uint8)
+        dst = cp.empty_like(src)
+        copy = med(lambda: cp.cuda.runtime.memcpy(dst.data.ptr, src.data.ptr, nbytes, 3))
+        print(f"  {'cudaMemcpy D2D':<44} {copy:8.4f} ms  1.000")
+        for k in [k for k in ks if k["spec"]["elem_bytes"] == e]:
+            fn = cupy_kernel(kdir, k)
+            t = med(lambda: launch(fn, k, src, dst, dense(batch, rows, cols)))
+            print(f"  {k['entry']:<44} {t:8.4f} ms  {copy / t:.3f}")
+        if e in (4, 8) and batch == 1:
+            dt = cp.float32 if e == 4 else cp.float64
+            a = src.view(dt).reshape(rows, cols)
+            o = dst.view(dt).reshape(cols, rows)
+            t = med(lambda: cp.cublas.geam("T", "N", 1.0, a, 0.0, o, out=o))
+            print(f"  {'cuBLAS geam':<44} {t:8.4f} ms  {copy / t:.3f}")
+    return True
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "probe":
+        sys.exit(0 if cmd_probe(*sys.argv[2:]) else 1)
     cmd, kdir = sys.argv[1], sys.argv[2]
     fns = {"compile": cmd_compile, "correct": cmd_correct, "ncu-run": cmd_ncu_run,
            "sanitize": cmd_sanitize, "time": cmd_time}

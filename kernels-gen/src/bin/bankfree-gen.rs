@@ -4,6 +4,7 @@
 use bankfree_gen::analysis::Instruction;
 use bankfree_gen::bank::{self, text_map, Model};
 use bankfree_gen::expr::{Env, Var};
+use bankfree_gen::form::Form;
 use bankfree_gen::occupancy::{occupancy, Arch};
 use bankfree_gen::spec::{Strategy, TransposeSpec};
 use bankfree_gen::{emit::emit, parse::parse_index, svg, Kernel};
@@ -103,6 +104,10 @@ struct SpecArgs {
     /// (the tile is then `tile * vec` elements square).
     #[arg(long, default_value_t = 1)]
     vec: u32,
+    /// What a block moves: tile, skew (tiles whose writes start on 32-byte
+    /// sectors), tall (at most 32 columns) or wide (at most 32 rows).
+    #[arg(long, default_value = "tile")]
+    form: String,
 }
 
 impl SpecArgs {
@@ -116,6 +121,8 @@ impl SpecArgs {
         if self.vec != 1 {
             spec = spec.with_vec(self.vec).map_err(|e| e.to_string())?;
         }
+        let form: Form = self.form.parse().map_err(|e| format!("{e}"))?;
+        spec = spec.with_form(form).map_err(|e| e.to_string())?;
         Kernel::build(spec).map_err(|e| e.to_string())
     }
 }
