@@ -11,7 +11,8 @@
 use bankfree::cudarc::driver::{
     CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits,
 };
-use bankfree::gen::choice::fast_kernel;
+use bankfree::gen::choice::auto_kernels;
+use bankfree::gen::form::Form;
 use bankfree::gen::spec::{allowed_vecs, ALL_STRATEGIES};
 use bankfree::gen::{Kernel, Shape, Strategy, TransposeSpec};
 use bankfree::runtime::{probe, transpose, transpose_first, KernelSource};
@@ -173,6 +174,24 @@ fn variants(e: u32, sweep: bool) -> Res<Vec<(String, TransposeSpec)>> {
             }
         }
     }
+    // The other forms: skew tiles (every shape), tall and wide chunks (narrow shapes).
+    for &(tile, rows) in &[(32, 8), (64, 8), (32, 16), (64, 16)][..if sweep { 4 } else { 2 }] {
+        for strategy in [Strategy::Pad(None), Strategy::Xor] {
+            if let Ok(spec) = TransposeSpec::new(tile, e, strategy)
+                .and_then(|s| s.with_block_rows(rows))
+                .and_then(|s| s.with_form(Form::Skew))
+            {
+                out.push((format!("bankfree {strategy} skew t{tile}x{rows}"), spec));
+            }
+        }
+    }
+    for form in [Form::Tall, Form::Wide] {
+        if let Ok(spec) =
+            TransposeSpec::new(32, e, Strategy::Pad(None)).and_then(|s| s.with_form(form))
+        {
+            out.push((format!("bankfree pad {form}"), spec));
+        }
+    }
     Ok(out)
 }
 
@@ -242,13 +261,10 @@ where
     // What the attribute runs: the generator's fast variant first, its spec after.
     for strategy in [Strategy::Pad(None), Strategy::Xor] {
         let spec = TransposeSpec::new(32, e as u32, strategy).map_err(err)?;
-        let mut list = Vec::new();
-        if let Some(fast) = fast_kernel(&spec) {
-            list.push(KernelSource::from_kernel(&fast));
-        }
-        list.push(KernelSource::from_kernel(
-            &Kernel::build(spec).map_err(err)?,
-        ));
+        let list: Vec<KernelSource> = auto_kernels(&Kernel::build(spec).map_err(err)?)
+            .iter()
+            .map(KernelSource::from_kernel)
+            .collect();
         transpose_first(&list, &srcs[0], &mut dst, &shape, None).map_err(err)?;
         check(&dst, "default")?;
         let ms = median_ms(stream, REPS, |i| {

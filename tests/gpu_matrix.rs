@@ -1,11 +1,13 @@
 //! The GPU test matrix: every strategy x tile x vec x element size {1, 2, 4, 8, 12, 16} x
 //! shapes {1x1, 1x7, 7x1, 31x33, 1920x1080, 8191x8193, 2^21x3, 3x2^21}, plus batched,
-//! pitched (with gaps) and offset-view cases. Random inputs, the output poisoned
+//! pitched (with gaps) and offset-view cases; and the skew, tall and wide kernels on
+//! the same shapes and on narrow ones (sides 1 to 32, batched, pitched, offset). Random inputs, the output poisoned
 //! before every run, every element of the destination buffer compared bit-exact.
 //! Run on a GPU with `--include-ignored`.
 #![allow(unsafe_code)] // the 12-byte element's `DeviceRepr`, as a user's crate would write it
 
 use bankfree::cudarc::driver::{CudaContext, CudaStream, DeviceRepr, ValidAsZeroBits};
+use bankfree::gen::form::Form;
 use bankfree::gen::spec::{allowed_vecs, SpecError, ALL_STRATEGIES, TILES};
 use bankfree::gen::{sim::transpose_elems, Kernel, Shape, Strategy, TransposeSpec};
 use bankfree::runtime::{transpose, transpose_first, Error, KernelSource};
@@ -58,6 +60,33 @@ fn shapes() -> Vec<(&'static str, Shape, usize)> {
             0,
         ),
         ("offset views 32x64", Shape::new(32, 64), 2),
+        // For the tall and wide kernels: narrow sides 1 to 32, batches, a pitched
+        // strided side, chunks that end inside the matrix, offset views.
+        ("100000x1", Shape::new(100_000, 1), 0),
+        ("1x100000", Shape::new(1, 100_000), 0),
+        ("9000x32", Shape::new(9000, 32), 0),
+        ("32x9000", Shape::new(32, 9000), 0),
+        ("batch 3 of 1000x7", Shape::batched(3, 1000, 7), 0),
+        ("batch 3 of 7x1000", Shape::batched(3, 7, 1000), 0),
+        (
+            "tall, pitched dst",
+            Shape {
+                dst_ld: 5003,
+                dst_batch_stride: 6 * 5003 + 5,
+                ..Shape::batched(2, 5000, 6)
+            },
+            0,
+        ),
+        (
+            "wide, pitched src",
+            Shape {
+                src_ld: 5001,
+                src_batch_stride: 6 * 5001 + 3,
+                ..Shape::batched(2, 6, 5000)
+            },
+            0,
+        ),
+        ("offset views 3000x5", Shape::new(3000, 5), 3),
     ]
 }
 
@@ -97,6 +126,24 @@ where
             }
         }
     }
+    // The other forms: skew at tiles 32 and 64, tall and wide chunks.
+    for (form, tiles) in [
+        (Form::Skew, &[32, 64][..]),
+        (Form::Tall, &[32]),
+        (Form::Wide, &[32]),
+    ] {
+        for &tile in tiles {
+            for strategy in ALL_STRATEGIES {
+                let spec = TransposeSpec::new(tile, e, strategy).and_then(|s| s.with_form(form));
+                match spec.and_then(Kernel::build) {
+                    Ok(k) => kernels.push(KernelSource::from_kernel(&k)),
+                    Err(SpecError::Form { .. }) => {} // not offered for this size or strategy
+                    Err(SpecError::NoPad { .. } | SpecError::SharedTooLarge { .. }) => refused += 1,
+                    Err(other) => panic!("{form} {tile} {strategy} {e}: {other}"),
+                }
+            }
+        }
+    }
     let scalar = TransposeSpec::new(32, e, Strategy::Pad(None))
         .and_then(Kernel::build)
         .map(|k| KernelSource::from_kernel(&k))
@@ -117,12 +164,14 @@ where
         let mut dst = s.alloc_zeros::<T>(nd).expect("alloc");
         for k in &kernels {
             s.memcpy_dtod(&poison_d, &mut dst).expect("poison");
-            // A vec kernel goes first with a vec = 1 kernel after it, as the attribute
-            // has it; where it cannot run the call, it must say so when asked alone.
+            // A vec, tall or wide kernel goes first with a vec = 1 tile kernel after
+            // it, as the attribute has it; where it cannot run the call, it must say
+            // so when asked alone.
             let list = [k.clone(), scalar.clone()];
-            let list = if k.vec > 1 { &list[..] } else { &list[..1] };
+            let alone = k.vec == 1 && matches!(k.form, Form::Tile | Form::Skew);
+            let list = if alone { &list[..1] } else { &list[..] };
             if off == 0 {
-                if k.vec > 1 && k.fits(&shape).is_err() {
+                if k.fits(&shape).is_err() {
                     let alone = transpose(k, &src, &mut dst, &shape, None);
                     assert!(
                         matches!(alone, Err(Error::Unfit { .. })),

@@ -82,14 +82,16 @@ pub fn fast_kernel(spec: &TransposeSpec) -> Option<Kernel> {
     k.analyze(Model::Hopper).conflict_free.then_some(k)
 }
 
-/// Tile side of the default `skew` kernels (32 x 8 threads).
+/// Tile side of the default `skew` kernels (32 x 8 threads): on 8191 x 8193 f32 tile
+/// 32 ran at 0.82 of memcpy, tile 64 at 0.65 (H100, `bench`).
 pub const SKEW_TILE: u32 = 32;
 
 /// The kernels for shape classes the square tiles serve badly, for `spec`'s element
 /// size and strategy (`pad` and `swizzle(xor)`, like [`fast_variant`]), built and
 /// proven conflict-free: tall (at most 32 columns), wide (at most 32 rows), then
-/// skew (destination rows that do not start on 32-byte sectors). The narrow ones
-/// pad their chunk whatever the strategy: a flat chunk has no rows to swizzle.
+/// skew (destination rows that do not start on 32-byte sectors). All three pad,
+/// whatever the strategy: a flat chunk has no rows to swizzle, and the padded skew
+/// tile was measured faster than the swizzled one.
 /// Each is listed before the square-tile kernels; the runtime runs one only on the
 /// shapes it suits.
 pub fn shape_kernels(spec: &TransposeSpec) -> Vec<Kernel> {
@@ -99,11 +101,26 @@ pub fn shape_kernels(spec: &TransposeSpec) -> Vec<Kernel> {
     let narrow = |form| {
         TransposeSpec::new(32, spec.elem_bytes, Strategy::Pad(None)).and_then(|s| s.with_form(form))
     };
-    let skew = TransposeSpec::new(SKEW_TILE, spec.elem_bytes, spec.strategy)
+    // Padded for both strategies: on 8191 x 8193 f32 the padded skew tile ran at 0.82
+    // of memcpy and the XOR one at 0.74 (H100, `bench`, docs/perf.md).
+    let skew = TransposeSpec::new(SKEW_TILE, spec.elem_bytes, Strategy::Pad(None))
         .and_then(|s| s.with_form(Form::Skew));
     [narrow(Form::Tall), narrow(Form::Wide), skew]
         .into_iter()
         .filter_map(|s| Kernel::build(s.ok()?).ok())
         .filter(|k| k.analyze(Model::Hopper).conflict_free)
         .collect()
+}
+
+/// What `tile = auto` runs for the kernel `k` of the attribute's spec, in the order
+/// the runtime tries them: [`shape_kernels`], then [`fast_kernel`], then `k` itself
+/// (left out when the fast kernel is a `vec = 1` kernel, which runs every shape).
+pub fn auto_kernels(k: &Kernel) -> Vec<Kernel> {
+    let mut out = shape_kernels(&k.spec);
+    match fast_kernel(&k.spec) {
+        Some(f) if f.spec.vec == 1 => out.push(f),
+        Some(f) => out.extend([f, k.clone()]),
+        None => out.push(k.clone()),
+    }
+    out
 }

@@ -216,10 +216,13 @@ impl Geometry {
                 // One unit of padding every lcm(bank row, narrow) units: stride-`narrow`
                 // accesses then meet every bank once (the analyzer checks each width).
                 let w = i64::from(self.bank_row_units());
-                let lowest_bit = Expr::small("low", narrow.clone().and(Expr::Lit(0) - narrow.clone()));
+                let lowest_bit =
+                    Expr::small("low", narrow.clone().and(Expr::Lit(0) - narrow.clone()));
                 let period = Expr::small(
                     "period",
-                    Expr::Lit(w) * (narrow.clone() / lowest_bit.clone()) * ((lowest_bit.clone() + (w - 1)) / w),
+                    Expr::Lit(w)
+                        * (narrow.clone() / lowest_bit.clone())
+                        * ((lowest_bit.clone() + (w - 1)) / w),
                 );
                 Tiling {
                     lets: vec![
@@ -306,7 +309,10 @@ pub(crate) fn narrow_moves(
     let g = spec.geometry();
     let tile = i64::from(spec.tile);
     let threads = i64::from(spec.threads());
-    debug_assert!(matches!(layout, Layout::Pad(_)), "narrow forms pad their chunk");
+    debug_assert!(
+        matches!(layout, Layout::Pad(_)),
+        "narrow forms pad their chunk"
+    );
     let iters = g.chunk_elems() / spec.threads();
     let words_i = i64::from(words);
     let plane = g.shared_units(layout) as i64;

@@ -147,7 +147,10 @@ fn skew_tiles_cover_every_element_once() {
         ..Shape::batched(2, 99, 45)
     });
     let mut ran = 0;
-    for spec in grid(&strategies).into_iter().filter(|s| s.form == Form::Skew) {
+    for spec in grid(&strategies)
+        .into_iter()
+        .filter(|s| s.form == Form::Skew)
+    {
         let Ok(kernel) = Kernel::build(spec) else {
             continue;
         };
@@ -156,7 +159,11 @@ fn skew_tiles_cover_every_element_once() {
                 check_at(&kernel, shape, None, off);
             }
         }
-        check(&kernel, &Shape::batched(3, 40, 70), Some(Grid { x: 3, y: 2 }));
+        check(
+            &kernel,
+            &Shape::batched(3, 40, 70),
+            Some(Grid { x: 3, y: 2 }),
+        );
         ran += 1;
     }
     assert!(ran >= 30, "only {ran} skew specs ran");
@@ -199,8 +206,16 @@ fn narrow_chunks_cover_every_element_once() {
         }
         // Too wide a narrow side, and a flat side that is not one run: refused.
         let e = spec.elem_bytes as usize;
-        let wide = if tall { Shape::new(4, 33) } else { Shape::new(33, 4) };
-        let mut flat = if tall { Shape::new(4, 3) } else { Shape::new(3, 4) };
+        let wide = if tall {
+            Shape::new(4, 33)
+        } else {
+            Shape::new(33, 4)
+        };
+        let mut flat = if tall {
+            Shape::new(4, 3)
+        } else {
+            Shape::new(3, 4)
+        };
         if tall {
             flat.src_ld = 4;
             flat.src_batch_stride = 16;

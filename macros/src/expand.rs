@@ -5,7 +5,7 @@ use crate::attr::Args;
 use crate::ctxt::Ctxt;
 use bankfree_gen::analysis::Report;
 use bankfree_gen::bank::Model;
-use bankfree_gen::choice::{fast_kernel, shape_kernels};
+use bankfree_gen::choice::auto_kernels;
 use bankfree_gen::emit::emit;
 use bankfree_gen::form::Form;
 use bankfree_gen::spec::{all_elem_bytes, SpecError, TransposeSpec};
@@ -94,36 +94,28 @@ fn doc_line(k: &Kernel, r: &Report) -> String {
     )
 }
 
-/// The kernels for one element size, fastest first: the generator's `vec > 1`
-/// variant of `k` where it has one (built and proven conflict-free like `k`), then
-/// `k`; and their doc lines.
+/// The kernels for one element size, in the order the runtime tries them: with
+/// `tile = auto` the generator's list ([`auto_kernels`]), else `k` alone; and their
+/// doc lines.
 fn with_fast(args: &Args, k: &Kernel, r: &Report) -> (Vec<TokenStream>, Vec<String>) {
-    let mut srcs = Vec::new();
+    if !args.auto {
+        return (vec![source_tokens(k)], vec![doc_line(k, r)]);
+    }
+    let list = auto_kernels(k);
     let mut docs = Vec::new();
-    if args.auto {
-        for s in shape_kernels(&k.spec) {
-            srcs.push(source_tokens(&s));
-            docs.push(format!(" For {} shapes:", s.spec.form));
-            docs.push(doc_line(&s, &s.analyze(Model::Hopper)));
-        }
-        if !docs.is_empty() {
-            docs.push(" Otherwise:".to_string());
-        }
+    for (i, x) in list.iter().enumerate() {
+        let what = match (x.spec.form, x.spec.vec) {
+            (Form::Tile, 1) if i + 1 == list.len() && i > 0 => " Otherwise it runs:".to_string(),
+            (Form::Tile, 1) => " It runs:".to_string(),
+            (Form::Tile, _) => {
+                " Where the shape and pointers allow its vectors, it runs:".to_string()
+            }
+            (form, _) => format!(" For {form} shapes it runs:"),
+        };
+        docs.push(what);
+        docs.push(doc_line(x, &x.analyze(Model::Hopper)));
     }
-    let fast = Some(&k.spec).filter(|_| args.auto).and_then(fast_kernel);
-    if let Some(f) = fast {
-        srcs.push(source_tokens(&f));
-        docs.push(doc_line(&f, &f.analyze(Model::Hopper)));
-        if f.spec.vec == 1 {
-            return (srcs, docs); // runs every call
-        }
-        docs.push(
-            " Where the shape or the pointers do not allow its vectors, it runs:".to_string(),
-        );
-    }
-    srcs.push(source_tokens(k));
-    docs.push(doc_line(k, r));
-    (srcs, docs)
+    (list.iter().map(source_tokens).collect(), docs)
 }
 
 /// The function with its generated body; errors go to `cx`.
