@@ -48,6 +48,7 @@ pub mod shape;
 pub mod sim;
 pub mod spec;
 pub mod svg;
+mod tile;
 
 pub use kernel::Kernel;
 pub use shape::Shape;
