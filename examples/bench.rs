@@ -5,7 +5,8 @@
 //! against a CPU transpose first. Prints a table (ratio = memcpy time / time) and
 //! writes JSON.
 //!
-//! `cargo run --release --example bench [-- --json bench.json]`
+//! `cargo run --release --example bench [-- --json bench.json] [--sweep] [--case TEXT]...`
+//! (`--case` keeps only the cases whose name contains TEXT: `--case f32 --case u8`).
 #![allow(unsafe_code)] // cuBLAS `geam` has only a raw binding; and a 12-byte element type
 
 use bankfree::cudarc::driver::{
@@ -195,9 +196,21 @@ fn variants(e: u32, sweep: bool) -> Res<Vec<(String, TransposeSpec)>> {
     Ok(out)
 }
 
+/// What to run: `--sweep` and the `--case` filters.
+struct Opts {
+    sweep: bool,
+    only: Vec<String>,
+}
+
+impl Opts {
+    fn wants(&self, case: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|o| case.contains(o.as_str()))
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn case<T>(
-    sweep: bool,
+    opts: &Opts,
     stream: &Arc<CudaStream>,
     geam: Option<&Geam>,
     name: &str,
@@ -208,6 +221,10 @@ fn case<T>(
 where
     T: DeviceRepr + ValidAsZeroBits + Copy + PartialEq + std::fmt::Debug + 'static,
 {
+    if !opts.wants(name) {
+        return Ok(());
+    }
+    let sweep = opts.sweep;
     let e = std::mem::size_of::<T>();
     let n = shape.src_elems().map_err(err)? as usize;
     let bytes = n * e;
@@ -289,7 +306,7 @@ where
     Ok(())
 }
 
-fn run(json: Option<String>, sweep: bool) -> Res<()> {
+fn run(json: Option<String>, opts: &Opts) -> Res<()> {
     let p = probe().map_err(err)?;
     let stream = CudaContext::new(0).map_err(err)?.default_stream();
     let geam = Geam::new(&stream);
@@ -300,7 +317,7 @@ fn run(json: Option<String>, sweep: bool) -> Res<()> {
     let mut rows = Vec::new();
     let sq = Shape::new(8192, 8192);
     case(
-        sweep,
+        opts,
         &stream,
         g,
         "8192x8192 1-byte",
@@ -309,7 +326,7 @@ fn run(json: Option<String>, sweep: bool) -> Res<()> {
         &mut rows,
     )?;
     case(
-        sweep,
+        opts,
         &stream,
         g,
         "8192x8192 2-byte",
@@ -318,7 +335,7 @@ fn run(json: Option<String>, sweep: bool) -> Res<()> {
         &mut rows,
     )?;
     case(
-        sweep,
+        opts,
         &stream,
         g,
         "8192x8192 f32",
@@ -327,7 +344,7 @@ fn run(json: Option<String>, sweep: bool) -> Res<()> {
         &mut rows,
     )?;
     case(
-        sweep,
+        opts,
         &stream,
         g,
         "8192x8192 f64",
@@ -336,7 +353,7 @@ fn run(json: Option<String>, sweep: bool) -> Res<()> {
         &mut rows,
     )?;
     case(
-        sweep,
+        opts,
         &stream,
         g,
         "8192x8192 12-byte",
@@ -345,7 +362,7 @@ fn run(json: Option<String>, sweep: bool) -> Res<()> {
         &mut rows,
     )?;
     case(
-        sweep,
+        opts,
         &stream,
         g,
         "8192x8192 16-byte",
@@ -354,7 +371,7 @@ fn run(json: Option<String>, sweep: bool) -> Res<()> {
         &mut rows,
     )?;
     case(
-        sweep,
+        opts,
         &stream,
         g,
         "8191x8193 f32",
@@ -363,7 +380,7 @@ fn run(json: Option<String>, sweep: bool) -> Res<()> {
         &mut rows,
     )?;
     case(
-        sweep,
+        opts,
         &stream,
         g,
         "4194304x3 f32",
@@ -372,7 +389,7 @@ fn run(json: Option<String>, sweep: bool) -> Res<()> {
         &mut rows,
     )?;
     case(
-        sweep,
+        opts,
         &stream,
         g,
         "3x4194304 f32",
@@ -381,7 +398,7 @@ fn run(json: Option<String>, sweep: bool) -> Res<()> {
         &mut rows,
     )?;
     case(
-        sweep,
+        opts,
         &stream,
         g,
         "64x512x512 f16",
@@ -390,7 +407,7 @@ fn run(json: Option<String>, sweep: bool) -> Res<()> {
         &mut rows,
     )?;
     case(
-        sweep,
+        opts,
         &stream,
         g,
         "1080x1920 u8",
@@ -440,8 +457,15 @@ fn main() -> ExitCode {
         eprintln!("not run on a GPU: {e}");
         return ExitCode::from(2);
     }
-    let sweep = args.iter().any(|a| a == "--sweep");
-    match run(json, sweep) {
+    let opts = Opts {
+        sweep: args.iter().any(|a| a == "--sweep"),
+        only: args
+            .windows(2)
+            .filter(|w| w[0] == "--case")
+            .map(|w| w[1].clone())
+            .collect(),
+    };
+    match run(json, &opts) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");

@@ -31,7 +31,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// Which hardware's bank rules to apply.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Model {
     /// 32 banks x 4 bytes, as measured on the H100 (also Volta through Ada).

@@ -204,6 +204,8 @@ pub enum EvalError {
     DivisionByZero,
     #[error("shift by {amount}: shift amounts must be 0 to 62")]
     BadShift { amount: i64 },
+    #[error("`__umulhi` of {value}: its operands must be 32-bit unsigned values")]
+    NotU32 { value: i64 },
 }
 
 /// An integer expression over [`Var`]s.
@@ -221,6 +223,9 @@ pub enum Expr {
     /// A named sub-expression whose values always fit in 32 bits: declared
     /// `unsigned`, so divisions among such values are 32-bit on the GPU.
     Small(&'static str, Arc<Expr>),
+    /// The high 32 bits of the 64-bit product of two 32-bit values, `__umulhi(a, b)`;
+    /// [`Expr::quot`] divides with it.
+    MulHi(Arc<Expr>, Arc<Expr>),
 }
 
 impl Expr {
@@ -238,6 +243,23 @@ impl Expr {
     /// code declares it `unsigned`.
     pub fn small(name: &'static str, def: Expr) -> Expr {
         Expr::Small(name, Arc::new(def))
+    }
+
+    /// The multiplier that turns a division by `d` into [`Expr::quot`]:
+    /// `ceil(2^32 / d)`, named (the kernel computes it once). `d` must be 2 or more
+    /// (for 1 the multiplier does not fit in 32 bits, and evaluating fails).
+    pub fn magic(name: &'static str, d: Expr) -> Expr {
+        Expr::small(name, Expr::Lit(0xFFFF_FFFF) / d + 1)
+    }
+
+    /// `n / d` as `__umulhi(n, magic)`, where `magic` is [`Expr::magic`] of `d`: two
+    /// instructions instead of a division routine. Exact whenever `n * d < 2^32`:
+    /// with `magic * d = 2^32 + e`, `0 <= e < d`, the product is
+    /// `n / d + n * e / (d * 2^32)` and the error term stays below `1 / d`, too small
+    /// to carry the fraction of `n / d` (at most `(d - 1) / d`) over an integer. The
+    /// simulator evaluates this same expression, so it checks the quotient too.
+    pub fn quot(n: Expr, magic: &Expr) -> Expr {
+        Expr::MulHi(Arc::new(n), Arc::new(magic.clone()))
     }
 
     /// The definition behind a [`Expr::Let`] or [`Expr::Small`] (or the expression itself).
@@ -285,6 +307,11 @@ impl Expr {
             Expr::Var(v) => Ok(env.get(*v)),
             Expr::Bin(op, a, b) => op.apply(a.eval(env)?, b.eval(env)?),
             Expr::Let(_, d) | Expr::Small(_, d) => d.eval(env),
+            Expr::MulHi(a, b) => {
+                let u32_of = |x: i64| u32::try_from(x).map_err(|_| EvalError::NotU32 { value: x });
+                let (a, b) = (u32_of(a.eval(env)?)?, u32_of(b.eval(env)?)?);
+                Ok(((u64::from(a) * u64::from(b)) >> 32) as i64)
+            }
         }
     }
 
@@ -295,6 +322,7 @@ impl Expr {
             Expr::Var(x) => *x == v,
             Expr::Bin(_, a, b) => a.uses(v) || b.uses(v),
             Expr::Let(_, d) | Expr::Small(_, d) => d.uses(v),
+            Expr::MulHi(a, b) => a.uses(v) || b.uses(v),
         }
     }
 
@@ -312,6 +340,13 @@ impl Expr {
             Expr::Lit(v) => out.push_str(&v.to_string()),
             Expr::Var(v) => out.push_str(v.c_name()),
             Expr::Let(name, _) | Expr::Small(name, _) => out.push_str(name),
+            Expr::MulHi(a, b) => {
+                out.push_str("__umulhi(");
+                a.write_c(out, None, false);
+                out.push_str(", ");
+                b.write_c(out, None, false);
+                out.push(')');
+            }
             Expr::Bin(op, a, b) => {
                 let p = op.precedence();
                 // Looser children need parentheses; so does a right child of equal
@@ -455,6 +490,28 @@ mod tests {
         assert_eq!(e.eval(&env), Err(EvalError::DivisionByZero));
         let e = Expr::var(Var::Tx) << 64;
         assert_eq!(e.eval(&env), Err(EvalError::BadShift { amount: 64 }));
+    }
+
+    #[test]
+    fn quotients_by_magic_multipliers_are_exact_below_the_bound() {
+        for d in [2i64, 3, 7, 31, 32, 96, 992, 1344, 4096] {
+            let m = Expr::magic("m", Expr::Lit(d));
+            let q = Expr::quot(Expr::var(Var::Tx), &m);
+            assert_eq!(q.c(), "__umulhi(tx, m)");
+            let mut env = Env::default();
+            // Every n below 2^32 / d is exact; spot-check the ends and a stride.
+            let top = (1i64 << 32) / d - 1;
+            for n in (0..5000).chain((0..top).step_by(7919)).chain([top]) {
+                env.set(Var::Tx, n);
+                assert_eq!(q.eval(&env), Ok(n / d), "{n} / {d}");
+            }
+        }
+        // A divisor of 1 has no 32-bit multiplier: evaluation says so.
+        let q = Expr::quot(Expr::var(Var::Tx), &Expr::magic("m", Expr::Lit(1)));
+        assert_eq!(
+            q.eval(&Env::default()),
+            Err(EvalError::NotU32 { value: 1 << 32 })
+        );
     }
 
     #[test]

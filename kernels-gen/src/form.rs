@@ -101,6 +101,11 @@ pub struct Tiling {
     pub chunk: Expr,
     /// Narrow forms: units between two padding units in the shared chunk.
     pub period: Expr,
+    /// Narrow forms: the multipliers that divide by `chunk` and `period`
+    /// ([`Expr::quot`]; every quotient the kernel takes is below 2^16, the divisors
+    /// below 2^13, so they are exact).
+    pub chunk_m: Expr,
+    pub period_m: Expr,
 }
 
 impl Geometry {
@@ -198,6 +203,8 @@ impl Geometry {
                     narrow: Expr::Lit(0),
                     chunk: Expr::Lit(0),
                     period: Expr::Lit(0),
+                    chunk_m: Expr::Lit(0),
+                    period_m: Expr::Lit(0),
                 }
             }
             Form::Tall | Form::Wide => {
@@ -224,15 +231,21 @@ impl Geometry {
                         * (narrow.clone() / lowest_bit.clone())
                         * ((lowest_bit.clone() + (w - 1)) / w),
                 );
+                let chunk_m = Expr::magic("chunk_m", chunk.clone());
+                let period_m = Expr::magic("period_m", period.clone());
                 Tiling {
                     lets: vec![
                         narrow.clone(),
                         chunk.clone(),
                         lowest_bit,
                         period.clone(),
+                        chunk_m.clone(),
+                        period_m.clone(),
                         ntiles.clone(),
                     ],
                     period,
+                    chunk_m,
+                    period_m,
                     ntiles,
                     rows: v(Var::Rows),
                     cols: v(Var::Cols),
@@ -323,7 +336,7 @@ pub(crate) fn narrow_moves(
     let shared = |q: Expr| Place {
         mem: Mem::Shared,
         index: {
-            let i = q.clone() + q / t.period.clone() * pad;
+            let i = q.clone() + Expr::quot(q, &t.period_m) * pad;
             if words > 1 {
                 v(Var::K) * plane + i
             } else {
@@ -347,8 +360,8 @@ pub(crate) fn narrow_moves(
     let f = Expr::small("f", v(Var::Ty) * tile + v(Var::Tx) + v(Var::J) * threads);
     let in_chunk = Less(f.clone(), chunk.clone() * narrow.clone());
     // Narrow index `o` and long index `p` of the strided side's thread.
-    let o = Expr::small("o", f.clone() / chunk.clone());
-    let p = Expr::small("p", f.clone() % chunk.clone());
+    let o = Expr::small("o", Expr::quot(f.clone(), &t.chunk_m));
+    let p = Expr::small("p", f.clone() - o.clone() * chunk.clone());
     let q = p.clone() * narrow.clone() + o.clone();
     let (long, flat_ld, flat_mem, flat_stride, strided_mem, strided_ld, strided_stride) =
         if spec.form == Form::Tall {

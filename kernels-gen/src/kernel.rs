@@ -27,7 +27,9 @@ use crate::form::{narrow_moves, Form};
 use crate::spec::{SpecError, Strategy, TransposeSpec, Unit, MAX_PAD};
 use crate::tile::tile_moves;
 use serde::Serialize;
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::{Mutex, OnceLock};
 
 /// Largest shared memory one block may use on any supported GPU (sm_90: 227 KB).
 pub const MAX_SHARED_BYTES: u64 = 227 * 1024;
@@ -38,7 +40,7 @@ pub const STATIC_SHARED_LIMIT: u64 = 48 * 1024;
 /// CuTe's `Swizzle<B, M, S>` on a tile's element offsets `o = row * tile + col`:
 /// `o ^ ((o >> S) & (((1 << B) - 1) << M))`, i.e. bits `[M, M+B)` of the column
 /// are XORed with bits `[M+S-log2(tile), ...)` of the row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Swizzle {
     pub b: u32,
     pub m: u32,
@@ -52,7 +54,7 @@ impl fmt::Display for Swizzle {
 }
 
 /// A resolved shared-memory layout.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum Layout {
     /// No shared memory (`naive`).
     Direct,
@@ -269,9 +271,22 @@ impl Kernel {
         )
     }
 
-    /// The bank analysis of every shared instruction.
+    /// The bank analysis of every shared instruction. A kernel is a function of its
+    /// spec and layout, so each (spec, layout, model) is analyzed once per process
+    /// (the attribute asks for the same kernels many times in one crate).
     pub fn analyze(&self, model: Model) -> Report {
-        analysis::analyze(self, model)
+        type Memo = Mutex<HashMap<(TransposeSpec, Layout, Model), Report>>;
+        static MEMO: OnceLock<Memo> = OnceLock::new();
+        let key = (self.spec, self.layout, model);
+        let memo = MEMO.get_or_init(Memo::default);
+        if let Some(r) = memo.lock().map(|m| m.get(&key).cloned()).ok().flatten() {
+            return r;
+        }
+        let r = analysis::analyze(self, model);
+        if let Ok(mut m) = memo.lock() {
+            m.insert(key, r.clone());
+        }
+        r
     }
 
     /// The `extern "C"` entry point's name, derived from the spec.

@@ -169,6 +169,35 @@ fn skew_tiles_cover_every_element_once() {
     assert!(ran >= 30, "only {ran} skew specs ran");
 }
 
+/// The narrow kernels divide by `chunk` and `period` with magic multipliers
+/// (`Expr::quot`), exact while `n * d < 2^32`: for every tall and wide spec and every
+/// narrow side, the largest dividend (the thread's flat index, which bounds the
+/// shared index too) times the divisor stays below that, and each divisor is >= 2.
+#[test]
+fn narrow_quotients_stay_where_magic_division_is_exact() {
+    let mut checked = 0;
+    for spec in grid(&ALL_STRATEGIES)
+        .into_iter()
+        .filter(|s| matches!(s.form, Form::Tall | Form::Wide))
+    {
+        let g = spec.geometry();
+        let t = g.tiling();
+        let flat = i64::from(g.threads()) * i64::from(g.chunk_elems() / g.threads());
+        for n in 1..=32 {
+            let mut env = Env::default();
+            env.set(Var::Rows, n);
+            env.set(Var::Cols, n);
+            for d in [&t.chunk, &t.period] {
+                let d = d.eval(&env).expect("divisor evaluates");
+                assert!(d >= 2, "{spec:?} at {n}: divisor {d}");
+                assert!(flat * d < 1 << 32, "{spec:?} at {n}: {flat} x {d}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 60 * 32, "only {checked} checked");
+}
+
 /// Every tall and wide spec of the grid on every narrow side 1 to 32 (chunks that
 /// end inside the matrix, batches, pitched destinations or sources), and refusals.
 #[test]
