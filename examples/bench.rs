@@ -16,7 +16,7 @@ use bankfree::gen::choice::auto_kernels;
 use bankfree::gen::form::Form;
 use bankfree::gen::spec::{allowed_vecs, ALL_STRATEGIES};
 use bankfree::gen::{Kernel, Shape, Strategy, TransposeSpec};
-use bankfree::runtime::{probe, transpose, transpose_first, KernelSource};
+use bankfree::runtime::{autotune, probe, transpose, transpose_first, KernelSource};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -293,6 +293,21 @@ where
             "pad"
         };
         row(format!("bankfree {s} (attribute default)"), ms, memcpy);
+        // The same list after `autotune` timed it on this call.
+        let tunings =
+            autotune(|| transpose_first(&list, &srcs[0], &mut dst, &shape, None)).map_err(err)?;
+        check(&dst, "autotuned")?;
+        let ms = median_ms(stream, REPS, |i| {
+            transpose_first(&list, &srcs[i % copies], &mut dst, &shape, None).map_err(err)
+        })?;
+        let winner = tunings
+            .first()
+            .map_or("(one kernel fits)".to_string(), |t| {
+                t.winner
+                    .trim_start_matches("bankfree_transpose_")
+                    .to_string()
+            });
+        row(format!("bankfree {s} autotuned {winner}"), ms, memcpy);
     }
     if let (Some(g), 4 | 8, 1) = (geam, e, shape.batch) {
         let (r, c) = (shape.rows as usize, shape.cols as usize);

@@ -22,7 +22,7 @@
 pub use bankfree_gen as gen;
 pub use bankfree_macros::tiled_transpose;
 pub use bankfree_runtime as runtime;
-pub use bankfree_runtime::{Error, Result};
+pub use bankfree_runtime::{autotune, Error, Result, Tuning};
 pub use cudarc;
 pub use half;
 

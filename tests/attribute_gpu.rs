@@ -96,3 +96,57 @@ fn attribute_functions_transpose_on_the_gpu() {
     cpu(&host, &mut want, 1, 33, 31, 31, 33);
     assert_eq!(s.clone_dtoh(&dst).expect("download"), want);
 }
+
+/// `autotune` times every kernel of a `tile = auto` function that can run the call,
+/// records the fastest (in the cache folder too, when it is on) and runs it; the
+/// output is right during tuning and after it.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn autotune_times_the_kernels_that_fit_and_keeps_the_fastest() {
+    let s = CudaContext::new(0).expect("GPU 0").default_stream();
+    let folder = bankfree::runtime::disk::DiskCache::from_env()
+        .dir()
+        .map(|d| d.join("tune"));
+    // Odd pitches (skew and tile kernels fit), tall and wide (narrow chunks fit
+    // too), square (vector kernels fit too).
+    for (rows, cols) in [(1023, 1025), (1 << 18, 3), (3, 1 << 18), (1024, 2048)] {
+        let host: Vec<f32> = (0..rows * cols).map(|i| (i as f32).cos()).collect();
+        let src = s.clone_htod(&host).expect("upload");
+        let mut dst = s.alloc_zeros::<f32>(rows * cols).expect("alloc");
+        let mut want = vec![0f32; rows * cols];
+        cpu(&host, &mut want, 1, rows, cols, cols, rows);
+
+        let tunings = bankfree::autotune(|| t_f32(&src, &mut dst, rows, cols)).expect("autotune");
+        assert_eq!(tunings.len(), 1, "{rows}x{cols}: one call, one tuning");
+        let t = &tunings[0];
+        assert!(t.times.len() >= 2, "{rows}x{cols}: {t:?}");
+        assert_eq!(t.winner, t.times[0].0);
+        assert!(t.times.windows(2).all(|w| w[0].1 <= w[1].1), "{t:?}");
+        assert!(t.times.iter().all(|x| x.1 > 0.0), "{t:?}");
+        assert_eq!(
+            s.clone_dtoh(&dst).expect("download"),
+            want,
+            "{rows}x{cols} tuned"
+        );
+        if let Some(dir) = &folder {
+            assert_eq!(
+                bankfree::runtime::tune::load(dir, &t.class).as_deref(),
+                Some(t.winner.as_str()),
+                "{rows}x{cols}: the record in {}",
+                dir.display()
+            );
+        }
+        println!("{rows}x{cols}: {} of {:?}", t.winner, t.times);
+
+        // Later calls run the winner; outside `autotune` nothing is timed.
+        let mut dst = s.alloc_zeros::<f32>(rows * cols).expect("alloc");
+        let again = bankfree::autotune(|| Ok(())).expect("nothing to tune");
+        assert!(again.is_empty());
+        t_f32(&src, &mut dst, rows, cols).expect("launch");
+        assert_eq!(
+            s.clone_dtoh(&dst).expect("download"),
+            want,
+            "{rows}x{cols} after"
+        );
+    }
+}

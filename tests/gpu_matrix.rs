@@ -3,7 +3,8 @@
 //! pitched (with gaps) and offset-view cases; and the skew, tall and wide kernels on
 //! the same shapes and on narrow ones (sides 1 to 32, batched, pitched, offset). Random inputs, the output poisoned
 //! before every run, every element of the destination buffer compared bit-exact.
-//! Run on a GPU with `--include-ignored`.
+//! Run on a GPU with `--include-ignored` (`BANKFREE_MATRIX_ONLY=_tall,_wide` runs the
+//! kernels whose entry names contain one of those parts, with the rest of the list).
 #![allow(unsafe_code)] // the 12-byte element's `DeviceRepr`, as a user's crate would write it
 
 use bankfree::cudarc::driver::{CudaContext, CudaStream, DeviceRepr, ValidAsZeroBits};
@@ -143,6 +144,11 @@ where
                 }
             }
         }
+    }
+    // `BANKFREE_MATRIX_ONLY=_tall,_wide` keeps the kernels whose entry contains one
+    // of the comma-separated parts (to rerun the kernels a change touched).
+    if let Ok(only) = std::env::var("BANKFREE_MATRIX_ONLY") {
+        kernels.retain(|k| only.split(',').any(|p| k.entry.contains(p)));
     }
     let scalar = TransposeSpec::new(32, e, Strategy::Pad(None))
         .and_then(Kernel::build)

@@ -229,9 +229,13 @@ pub const UNROLL_CAP: u32 = 8;
 /// Copies of the body allowed for `k`: vec kernels with the `pad` and `xor` layouts
 /// unroll up to 16 (their rows in flight are what makes them fast; none of the
 /// grid's spilled); the rest, `rotate` included (t64 r8 2-byte vec 2 spilled 8
-/// bytes on sm_90 at 16), [`UNROLL_CAP`].
+/// bytes on sm_90 at 16), [`UNROLL_CAP`]; tall and wide kernels keep 32 bytes per
+/// thread in flight per unrolled loop (their 8-byte kernel spilled 8 to 40 bytes on
+/// sm_80/90 with 8 copies of its 64-bit addresses live).
 pub fn unroll_cap(k: &Kernel) -> u32 {
-    if k.spec.vec > 1 && matches!(k.layout, Layout::Pad(_) | Layout::Xor(_)) {
+    if matches!(k.spec.form, Form::Tall | Form::Wide) {
+        (32 * k.words / k.spec.elem_bytes).clamp(1, UNROLL_CAP)
+    } else if k.spec.vec > 1 && matches!(k.layout, Layout::Pad(_) | Layout::Xor(_)) {
         2 * UNROLL_CAP
     } else {
         UNROLL_CAP
@@ -360,8 +364,8 @@ pub fn emit(k: &Kernel) -> String {
     out.push_str("    for (unsigned long long b = blockIdx.y; b < batch; b += gridDim.y) {\n");
     let _ = writeln!(
         out,
-        "        for (unsigned long long t = blockIdx.x; t < {}; t += gridDim.x) {{",
-        k.ntiles.c()
+        "        for (unsigned long long t = blockIdx.x; {}; t += gridDim.x) {{",
+        k.more.c()
     );
     for l in &k.tile_lets {
         decl(&mut out, "            ", l);

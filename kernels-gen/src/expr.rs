@@ -206,6 +206,8 @@ pub enum EvalError {
     BadShift { amount: i64 },
     #[error("`__umulhi` of {value}: its operands must be 32-bit unsigned values")]
     NotU32 { value: i64 },
+    #[error("trailing zeros of {value}: the value must be 1 to 2^32 - 1")]
+    Ctz { value: i64 },
 }
 
 /// An integer expression over [`Var`]s.
@@ -226,6 +228,9 @@ pub enum Expr {
     /// The high 32 bits of the 64-bit product of two 32-bit values, `__umulhi(a, b)`;
     /// [`Expr::quot`] divides with it.
     MulHi(Arc<Expr>, Arc<Expr>),
+    /// The trailing zero bits of a non-zero 32-bit value, `(__ffs(a) - 1)`: a shift
+    /// by it divides by the value's lowest set bit without a division.
+    Ctz(Arc<Expr>),
 }
 
 impl Expr {
@@ -260,6 +265,11 @@ impl Expr {
     /// simulator evaluates this same expression, so it checks the quotient too.
     pub fn quot(n: Expr, magic: &Expr) -> Expr {
         Expr::MulHi(Arc::new(n), Arc::new(magic.clone()))
+    }
+
+    /// The number of trailing zero bits of `a` (a value from 1 to 2^32 - 1).
+    pub fn ctz(a: Expr) -> Expr {
+        Expr::Ctz(Arc::new(a))
     }
 
     /// The definition behind a [`Expr::Let`] or [`Expr::Small`] (or the expression itself).
@@ -312,6 +322,13 @@ impl Expr {
                 let (a, b) = (u32_of(a.eval(env)?)?, u32_of(b.eval(env)?)?);
                 Ok(((u64::from(a) * u64::from(b)) >> 32) as i64)
             }
+            Expr::Ctz(a) => {
+                let x = a.eval(env)?;
+                match u32::try_from(x) {
+                    Ok(u) if u > 0 => Ok(i64::from(u.trailing_zeros())),
+                    _ => Err(EvalError::Ctz { value: x }),
+                }
+            }
         }
     }
 
@@ -323,6 +340,7 @@ impl Expr {
             Expr::Bin(_, a, b) => a.uses(v) || b.uses(v),
             Expr::Let(_, d) | Expr::Small(_, d) => d.uses(v),
             Expr::MulHi(a, b) => a.uses(v) || b.uses(v),
+            Expr::Ctz(a) => a.uses(v),
         }
     }
 
@@ -337,6 +355,11 @@ impl Expr {
     fn write_c(&self, out: &mut String, parent: Option<Op>, right: bool) {
         match self {
             Expr::Lit(v) if *v < 0 => out.push_str(&format!("({v})")),
+            // Above `int` but within 32 bits: `unsigned`, so that arithmetic with
+            // 32-bit values stays 32-bit (a 64-bit division is a slow routine call).
+            Expr::Lit(v) if *v > i64::from(i32::MAX) && *v <= i64::from(u32::MAX) => {
+                out.push_str(&format!("{v}u"))
+            }
             Expr::Lit(v) => out.push_str(&v.to_string()),
             Expr::Var(v) => out.push_str(v.c_name()),
             Expr::Let(name, _) | Expr::Small(name, _) => out.push_str(name),
@@ -346,6 +369,11 @@ impl Expr {
                 out.push_str(", ");
                 b.write_c(out, None, false);
                 out.push(')');
+            }
+            Expr::Ctz(a) => {
+                out.push_str("(__ffs(");
+                a.write_c(out, None, false);
+                out.push_str(") - 1)");
             }
             Expr::Bin(op, a, b) => {
                 let p = op.precedence();
@@ -414,6 +442,18 @@ arith!(Shr, shr, Op::Shr);
 #[derive(Clone, Debug, PartialEq)]
 pub struct Less(pub Expr, pub Expr);
 
+impl Less {
+    /// Renders as a C condition.
+    pub fn c(&self) -> String {
+        format!("{} < {}", self.0.c(), self.1.c())
+    }
+
+    /// Evaluates the comparison.
+    pub fn eval(&self, env: &Env) -> Result<bool, EvalError> {
+        Ok(self.0.eval(env)? < self.1.eval(env)?)
+    }
+}
+
 /// A conjunction of bounds checks guarding one global access.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Guard(pub Vec<Less>);
@@ -424,18 +464,14 @@ impl Guard {
         if self.0.is_empty() {
             return "1".into();
         }
-        let parts: Vec<String> = self
-            .0
-            .iter()
-            .map(|Less(a, b)| format!("{} < {}", a.c(), b.c()))
-            .collect();
+        let parts: Vec<String> = self.0.iter().map(Less::c).collect();
         parts.join(" && ")
     }
 
     /// Evaluates the condition.
     pub fn eval(&self, env: &Env) -> Result<bool, EvalError> {
-        for Less(a, b) in &self.0 {
-            if a.eval(env)? >= b.eval(env)? {
+        for less in &self.0 {
+            if !less.eval(env)? {
                 return Ok(false);
             }
         }
@@ -498,6 +534,7 @@ mod tests {
             let m = Expr::magic("m", Expr::Lit(d));
             let q = Expr::quot(Expr::var(Var::Tx), &m);
             assert_eq!(q.c(), "__umulhi(tx, m)");
+
             let mut env = Env::default();
             // Every n below 2^32 / d is exact; spot-check the ends and a stride.
             let top = (1i64 << 32) / d - 1;
@@ -506,6 +543,18 @@ mod tests {
                 assert_eq!(q.eval(&env), Ok(n / d), "{n} / {d}");
             }
         }
+        let z = Expr::var(Var::Tx) >> Expr::ctz(Expr::var(Var::Tx));
+        assert_eq!(z.c(), "tx >> (__ffs(tx) - 1)");
+        let mut env = Env::default();
+        for (x, odd) in [(1, 1), (12, 3), (32, 1), (24, 3), (7, 7)] {
+            env.set(Var::Tx, x);
+            assert_eq!(z.eval(&env), Ok(odd));
+        }
+        env.set(Var::Tx, 0);
+        assert_eq!(z.eval(&env), Err(EvalError::Ctz { value: 0 }));
+        // In C the multiplier is 32-bit arithmetic: the literal is `unsigned`.
+        let m = Expr::magic("m", Expr::var(Var::Ty));
+        assert_eq!(m.definition().c(), "4294967295u / ty + 1");
         // A divisor of 1 has no 32-bit multiplier: evaluation says so.
         let q = Expr::quot(Expr::var(Var::Tx), &Expr::magic("m", Expr::Lit(1)));
         assert_eq!(

@@ -91,7 +91,11 @@ pub struct Geometry {
 pub struct Tiling {
     /// Declared in this order at the top of the kernel.
     pub lets: Vec<Expr>,
+    /// Tiles (or chunks) per matrix: the launcher sizes the grid with it.
     pub ntiles: Expr,
+    /// The tile loop's condition on `t`, true exactly for `t < ntiles` (narrow
+    /// forms test `t * chunk < long`, so the kernel needs no 64-bit division).
+    pub more: Less,
     /// Tile forms: rows and cols (in vectors with `vec > 1`) and tiles per row.
     pub rows: Expr,
     pub cols: Expr,
@@ -196,6 +200,7 @@ impl Geometry {
                 lets.extend([tiles_x.clone(), ntiles.clone()]);
                 Tiling {
                     lets,
+                    more: Less(v(Var::Tile), ntiles.clone()),
                     ntiles,
                     rows,
                     cols,
@@ -228,7 +233,7 @@ impl Geometry {
                 let period = Expr::small(
                     "period",
                     Expr::Lit(w)
-                        * (narrow.clone() / lowest_bit.clone())
+                        * (narrow.clone() >> Expr::ctz(narrow.clone()))
                         * ((lowest_bit.clone() + (w - 1)) / w),
                 );
                 let chunk_m = Expr::magic("chunk_m", chunk.clone());
@@ -241,8 +246,8 @@ impl Geometry {
                         period.clone(),
                         chunk_m.clone(),
                         period_m.clone(),
-                        ntiles.clone(),
                     ],
+                    more: Less(v(Var::Tile) * chunk.clone(), v(long)),
                     period,
                     chunk_m,
                     period_m,

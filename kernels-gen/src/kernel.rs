@@ -22,7 +22,7 @@
 
 use crate::analysis::{self, Report};
 use crate::bank::Model;
-use crate::expr::{Expr, Guard};
+use crate::expr::{Expr, Guard, Less};
 use crate::form::{narrow_moves, Form};
 use crate::spec::{SpecError, Strategy, TransposeSpec, Unit, MAX_PAD};
 use crate::tile::tile_moves;
@@ -143,8 +143,10 @@ pub struct Kernel {
     pub kernel_lets: Vec<Expr>,
     /// Named values per tile (`tile_r`, `tile_c`).
     pub tile_lets: Vec<Expr>,
-    /// Tiles per matrix, the bound of the tile loop.
+    /// Tiles per matrix (the launcher's grid).
     pub ntiles: Expr,
+    /// The tile loop's condition (`t < ntiles`, or its division-free equivalent).
+    pub more: Less,
     /// The moves, with a barrier between consecutive ones.
     pub moves: Vec<Move>,
 }
@@ -216,6 +218,7 @@ impl Kernel {
             kernel_lets: tiling.lets,
             tile_lets,
             ntiles: tiling.ntiles,
+            more: tiling.more,
             moves,
         }
     }

@@ -53,6 +53,8 @@ pub enum SimError {
     },
     #[error("{0} writes landed outside the destination matrix (in its pitch or between batches)")]
     Outside(u64),
+    #[error("the tile loop's condition at t = {t} disagrees with the launcher's {ntiles} tiles (a generator bug)")]
+    TileLoop { t: u64, ntiles: u64 },
     #[error("this kernel cannot run the shape: {0}")]
     Unfit(String),
     #[error("a grid of {0:?} blocks is empty")]
@@ -171,8 +173,17 @@ pub fn run_at(
             m.block = (bx, by);
             for b in (by..shape.batch).step_by(grid.y as usize) {
                 env.set(Var::Batch, b as i64);
-                for t in (bx..ntiles).step_by(grid.x as usize) {
+                for t in (bx..).step_by(grid.x as usize) {
                     env.set(Var::Tile, t as i64);
+                    // The kernel's own loop condition, which must agree with the
+                    // launcher's tile count.
+                    let more = kernel.more.eval(&env)?;
+                    if more != (t < ntiles) {
+                        return Err(SimError::TileLoop { t, ntiles });
+                    }
+                    if !more {
+                        break;
+                    }
                     stats.tiles += 1;
                     m.fresh.iter_mut().for_each(|f| *f = false);
                     // One phase per move; the barrier between them is the loop boundary.

@@ -208,6 +208,18 @@ impl Nvrtc {
     }
 }
 
+/// The driver's CUDA version, e.g. 13000 for 13.0 (the driver must be present).
+pub fn driver_version() -> Result<i32, DriverError> {
+    let mut v: c_int = 0;
+    // SAFETY: called only with a context open (so cudarc has loaded the driver);
+    // `v` is a valid out-pointer.
+    let r = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
+    match r {
+        cudarc::driver::sys::CUresult::CUDA_SUCCESS => Ok(v),
+        e => Err(DriverError(e)),
+    }
+}
+
 /// Launches the kernel whose arguments `args` holds.
 pub fn launch(args: &mut LaunchArgs<'_>, cfg: LaunchConfig) -> Result<(), DriverError> {
     // SAFETY: the only caller (`launch::transpose`) pushed exactly the generated

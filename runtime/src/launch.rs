@@ -4,6 +4,7 @@ use crate::cache;
 use crate::error::{Error, Result};
 use crate::ffi;
 use crate::kernel::KernelSource;
+use crate::tune;
 use bankfree_gen::emit::launch;
 use bankfree_gen::form::Form;
 use bankfree_gen::Shape;
@@ -78,6 +79,9 @@ impl<T> DstArg<T> for CudaViewMut<'_, T> {
 /// not start on 32-byte sectors): list the most specialized first and a `vec = 1`
 /// tile kernel last. Otherwise as [`transpose`]; with no kernel that fits, the last
 /// one's [`Error::Unfit`].
+///
+/// Where [`autotune`](crate::autotune) recorded a winner for this call's class, the
+/// winner runs instead; inside `autotune`, this call is the one that is tuned.
 pub fn transpose_first<T, S, D>(
     kernels: &[KernelSource],
     src: &S,
@@ -98,19 +102,44 @@ where
             why: "no kernel was given".into(),
         });
     };
-    let fits = |k: &&KernelSource| unfit(k, src, dst, shape, on).is_none();
-    let suits = |k: &&KernelSource| match k.geometry().suits(shape) {
-        Ok(()) => true,
-        // A skew kernel also suits a destination that starts inside a sector.
-        Err(_) => k.form == Form::Skew && !dst.aligned(on, 32),
-    };
-    let chosen = kernels
+    let fit: Vec<bool> = kernels
         .iter()
-        .filter(fits)
-        .find(suits)
-        .or_else(|| kernels.iter().find(fits));
+        .map(|k| unfit(k, src, dst, shape, on).is_none())
+        .collect();
+    let suit: Vec<bool> = kernels
+        .iter()
+        .map(|k| match k.geometry().suits(shape) {
+            Ok(()) => true,
+            // A skew kernel also suits a destination that starts inside a sector.
+            Err(_) => k.form == Form::Skew && !dst.aligned(on, 32),
+        })
+        .collect();
+    let bytes = shape
+        .batch
+        .saturating_mul(shape.rows)
+        .saturating_mul(shape.cols)
+        .saturating_mul(u64::from(last.elem_bytes));
+    let class = tune::Class::new(&fit, &suit, bytes, shape.rows, shape.cols);
+    let candidates: Vec<usize> = (0..kernels.len()).filter(|&i| fit[i]).collect();
+    if tune::tuning() && candidates.len() > 1 && !shape.is_empty() {
+        let mut times = Vec::with_capacity(candidates.len());
+        for &i in &candidates {
+            let ms = tune::time(on, || run(&kernels[i], src, dst, shape, Some(on), true))?;
+            times.push((i, ms));
+        }
+        let best = tune::record(on, kernels, class, times)?;
+        return run(&kernels[best], src, dst, shape, Some(on), true);
+    }
+    let tuned = if candidates.len() > 1 {
+        tune::winner(on, kernels, class).filter(|&i| fit[i])
+    } else {
+        None
+    };
+    let chosen = tuned
+        .or_else(|| candidates.iter().copied().find(|&i| suit[i]))
+        .or_else(|| candidates.first().copied());
     match chosen {
-        Some(k) => run(k, src, dst, shape, Some(on), true),
+        Some(i) => run(&kernels[i], src, dst, shape, Some(on), true),
         None => run(last, src, dst, shape, Some(on), false), // its Unfit error
     }
 }

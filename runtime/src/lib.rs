@@ -24,11 +24,14 @@
 //! * On disk: `BANKFREE_CACHE_DIR` or the user's cache folder (`$XDG_CACHE_HOME/bankfree`),
 //!   off with `BANKFREE_CACHE=off`; see [`disk`].
 //! * [`stats`] counts compiles, disk hits and memory hits.
+//! * [`autotune`] keeps each call class's fastest kernel in the same folder
+//!   (`tune/`); see [`tune`].
 
 pub mod compiler;
 pub mod disk;
 pub mod error;
 pub mod kernel;
+pub mod tune;
 
 mod cache;
 mod discover;
@@ -41,6 +44,7 @@ pub use discover::candidate_dirs as nvrtc_search_dirs;
 pub use error::{Error, Result};
 pub use kernel::KernelSource;
 pub use launch::{transpose, transpose_first, DstArg, SrcArg};
+pub use tune::{autotune, Tuning};
 
 /// What this machine offers.
 #[derive(Clone, Debug, PartialEq, Eq)]
