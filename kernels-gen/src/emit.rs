@@ -12,7 +12,9 @@ use crate::bank::Model;
 use crate::expr::{Env, Expr, Var};
 use crate::form::{Form, Geometry};
 use crate::kernel::{Kernel, Layout, Move, STATIC_SHARED_LIMIT};
+use std::collections::HashMap;
 use std::fmt::Write;
+use std::sync::{Arc, OnceLock, RwLock};
 
 /// The kernel's scalar parameters after `src` and `dst`, in order (all
 /// `unsigned long long`, in elements).
@@ -56,12 +58,23 @@ pub fn dynamic_shared_bytes(shared_bytes: u64) -> u32 {
 /// chunk) along x and per matrix along y, up to the grid limits (the kernel's loops
 /// stride over the rest). The tile count is the kernel's own `ntiles` expression.
 pub fn launch(g: &Geometry, shared_bytes: u64, batch: u64, rows: u64, cols: u64) -> Launch {
+    // Building a tiling allocates its expressions: once per geometry, not per launch
+    // (the runtime calls this on every launch).
+    type Tilings = RwLock<HashMap<Geometry, Arc<Expr>>>;
+    static NTILES: OnceLock<Tilings> = OnceLock::new();
+    let memo = NTILES.get_or_init(Tilings::default);
+    let known = memo.read().ok().and_then(|m| m.get(g).cloned());
+    let ntiles = known.unwrap_or_else(|| {
+        let e = Arc::new(g.tiling().ntiles);
+        if let Ok(mut m) = memo.write() {
+            m.insert(*g, e.clone());
+        }
+        e
+    });
     let mut env = Env::default();
     env.set(Var::Rows, i64::try_from(rows).unwrap_or(i64::MAX));
     env.set(Var::Cols, i64::try_from(cols).unwrap_or(i64::MAX));
-    let tiles = g
-        .tiling()
-        .ntiles
+    let tiles = ntiles
         .eval(&env)
         .map_or(1, |n| u64::try_from(n).unwrap_or(1));
     Launch {

@@ -76,7 +76,7 @@ impl FromStr for Form {
 }
 
 /// What the launcher needs of a kernel to size its grid and check a shape.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Geometry {
     pub form: Form,
     pub tile: u32,
