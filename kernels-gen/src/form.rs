@@ -26,8 +26,7 @@
 
 use crate::expr::{Expr, Guard, Less, Var};
 use crate::kernel::{Layout, Mem, Move, Place};
-use crate::shape::Shape;
-use crate::spec::{fits_vec, SpecError, TransposeSpec};
+use crate::spec::{SpecError, TransposeSpec};
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
@@ -260,57 +259,6 @@ impl Geometry {
                 }
             }
         }
-    }
-
-    /// Whether a kernel of this geometry can run `shape`; `Err` names what stops it.
-    pub fn fits(&self, shape: &Shape) -> Result<(), String> {
-        fits_vec(self.vec, shape)?;
-        let narrow = |side: &str, n: u64, ld_name: &str, ld: u64, run: &str| {
-            if n > MAX_NARROW {
-                return Err(format!(
-                    "{side} = {n}: a {} kernel takes at most {MAX_NARROW} {side}; a tile kernel runs it",
-                    self.form
-                ));
-            }
-            if ld != n {
-                return Err(format!(
-                    "{ld_name} = {ld} is not {side} = {n}: a {} kernel needs the {run} stored as one run; a tile kernel runs it",
-                    self.form
-                ));
-            }
-            Ok(())
-        };
-        match self.form {
-            Form::Tile | Form::Skew => Ok(()),
-            Form::Tall => narrow("cols", shape.cols, "src_ld", shape.src_ld, "source rows"),
-            Form::Wide => narrow(
-                "rows",
-                shape.rows,
-                "dst_ld",
-                shape.dst_ld,
-                "destination rows",
-            ),
-        }
-    }
-
-    /// Whether `shape` is what this form is for (the runtime's `transpose_first`
-    /// skips kernels whose form does not suit a call): `skew` suits destinations
-    /// whose rows (or matrices) do not start on 32-byte sectors, the narrow forms
-    /// the shapes they fit, `tile` every shape.
-    pub fn suits(&self, shape: &Shape) -> Result<(), String> {
-        self.fits(shape)?;
-        let e = u64::from(self.elem_bytes);
-        let aligned = |n: u64| (n * e).is_multiple_of(32);
-        if self.form == Form::Skew
-            && aligned(shape.dst_ld)
-            && (shape.batch <= 1 || aligned(shape.dst_batch_stride))
-        {
-            return Err(format!(
-                "dst rows of {} bytes start on 32-byte sectors: a tile kernel writes them whole",
-                shape.dst_ld * e
-            ));
-        }
-        Ok(())
     }
 }
 

@@ -40,6 +40,7 @@ pub mod bank;
 pub mod choice;
 pub mod emit;
 pub mod expr;
+pub mod fit;
 pub mod form;
 pub mod kernel;
 pub mod occupancy;

@@ -381,33 +381,6 @@ impl TransposeSpec {
     }
 }
 
-/// Whether a kernel moving `vec x vec` blocks can run `shape`: every dimension,
-/// pitch and (with more than one matrix) batch stride a multiple of `vec`.
-pub fn fits_vec(vec: u32, shape: &crate::shape::Shape) -> Result<(), String> {
-    if vec <= 1 {
-        return Ok(());
-    }
-    let fields = [
-        ("rows", shape.rows),
-        ("cols", shape.cols),
-        ("src_ld", shape.src_ld),
-        ("dst_ld", shape.dst_ld),
-        ("src_batch_stride", shape.src_batch_stride),
-        ("dst_batch_stride", shape.dst_batch_stride),
-    ];
-    for (name, value) in fields {
-        if name.ends_with("batch_stride") && shape.batch <= 1 {
-            continue;
-        }
-        if !value.is_multiple_of(u64::from(vec)) {
-            return Err(format!(
-                "{name} = {value} is not a multiple of vec = {vec}; a vec = 1 kernel runs it"
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// `vec` values accepted.
 pub const VECS: [u32; 3] = [1, 2, 4];
 

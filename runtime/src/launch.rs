@@ -6,6 +6,7 @@ use crate::ffi;
 use crate::kernel::KernelSource;
 use crate::tune;
 use bankfree_gen::emit::launch;
+use bankfree_gen::fit::Refusal;
 use bankfree_gen::form::Form;
 use bankfree_gen::Shape;
 use cudarc::driver::{
@@ -104,14 +105,14 @@ where
     };
     let fit: Vec<bool> = kernels
         .iter()
-        .map(|k| unfit(k, src, dst, shape, on).is_none())
+        .map(|k| why_unfit(k, src, dst, shape, on).is_none())
         .collect();
     let suit: Vec<bool> = kernels
         .iter()
-        .map(|k| match k.geometry().suits(shape) {
-            Ok(()) => true,
+        .map(|k| match k.geometry().unsuited(shape) {
+            None => true,
             // A skew kernel also suits a destination that starts inside a sector.
-            Err(_) => k.form == Form::Skew && !dst.aligned(on, 32),
+            Some(_) => k.form == Form::Skew && !dst.aligned(on, 32),
         })
         .collect();
     let bytes = shape
@@ -159,7 +160,39 @@ where
     }
 }
 
-/// Why `kernel` cannot run this call, if it cannot.
+/// Why a kernel cannot run a call: the shape, or a pointer its vectors need aligned.
+enum Why {
+    Shape(Refusal),
+    Pointer { what: &'static str, bytes: u64 },
+}
+
+/// Why `kernel` cannot run this call, if it cannot (nothing is formatted: the
+/// attribute's calls ask this of every kernel in their list).
+fn why_unfit<T, S, D>(
+    kernel: &KernelSource,
+    src: &S,
+    dst: &D,
+    shape: &Shape,
+    stream: &CudaStream,
+) -> Option<Why>
+where
+    S: SrcArg<T> + ?Sized,
+    D: DstArg<T> + ?Sized,
+{
+    if let Some(r) = kernel.geometry().refusal(shape) {
+        return Some(Why::Shape(r));
+    }
+    let bytes = u64::from(kernel.vec) * u64::from(kernel.elem_bytes);
+    if kernel.vec > 1 && !src.aligned(stream, bytes) {
+        return Some(Why::Pointer { what: "src", bytes });
+    }
+    if kernel.vec > 1 && !dst.aligned(stream, bytes) {
+        return Some(Why::Pointer { what: "dst", bytes });
+    }
+    None
+}
+
+/// [`why_unfit`] as the error a call returns.
 fn unfit<T, S, D>(
     kernel: &KernelSource,
     src: &S,
@@ -171,16 +204,11 @@ where
     S: SrcArg<T> + ?Sized,
     D: DstArg<T> + ?Sized,
 {
-    let bytes = u64::from(kernel.vec) * u64::from(kernel.elem_bytes);
-    let why = match kernel.fits(shape) {
-        Err(why) => why,
-        Ok(()) if kernel.vec > 1 && !src.aligned(stream, bytes) => {
-            format!("src does not start {bytes}-byte aligned; a vec = 1 kernel runs it")
+    let why = match why_unfit(kernel, src, dst, shape, stream)? {
+        Why::Shape(r) => r.to_string(),
+        Why::Pointer { what, bytes } => {
+            format!("{what} does not start {bytes}-byte aligned; a vec = 1 kernel runs it")
         }
-        Ok(()) if kernel.vec > 1 && !dst.aligned(stream, bytes) => {
-            format!("dst does not start {bytes}-byte aligned; a vec = 1 kernel runs it")
-        }
-        Ok(()) => return None,
     };
     Some(Error::Unfit {
         entry: kernel.entry.to_string(),
