@@ -103,6 +103,10 @@ where
             why: "no kernel was given".into(),
         });
     };
+    if let [only] = kernels {
+        // Nothing to choose or tune: the kernel's own checks, as `transpose`.
+        return run(only, src, dst, shape, Some(on), false);
+    }
     let fit: Vec<bool> = kernels
         .iter()
         .map(|k| why_unfit(k, src, dst, shape, on).is_none())
