@@ -102,7 +102,7 @@ fn launches() -> Result<(f64, f64, f64), String> {
         block_dim: (32, 8, 1),
         shared_mem_bytes: 0,
     };
-    let scalars = [1u64, 32, 32, 32, 32, 1024, 1024];
+    let scalars = [1u32, 32, 32, 32, 32, 1024, 1024]; // the 32-bit build's parameters
 
     let list: Vec<KernelSource> = auto_kernels(
         &Kernel::build(TransposeSpec::new(32, 4, Strategy::Xor).expect("spec")).expect("builds"),
@@ -138,7 +138,7 @@ fn launches() -> Result<(f64, f64, f64), String> {
             for s in &scalars {
                 b.arg(s);
             }
-            // SAFETY: the generated kernel's parameters (src, dst, seven u64) over
+            // SAFETY: the generated kernel's parameters (src, dst, seven u32) over
             // 32 x 32 elements, which both 1024-element buffers hold.
             unsafe { b.launch(cfg) }.map_err(|e| e.to_string())?;
         }

@@ -200,6 +200,17 @@ where
             let got = s.clone_dtoh(&dst).expect("download");
             assert!(got == want, "{} on {name}: wrong result", k.entry);
             runs += 1;
+            // The 64-bit build (what calls of 2^32 units and more run) of the tile-32
+            // kernels, on the same call.
+            if off == 0 && k.tile == 32 && k.fits(&shape).is_ok() {
+                s.memcpy_dtod(&poison_d, &mut dst).expect("poison");
+                let wide = k.index64();
+                transpose(&wide, &src, &mut dst, &shape, None)
+                    .unwrap_or_else(|err| panic!("{} on {name}: {err}", wide.entry));
+                let got = s.clone_dtoh(&dst).expect("download");
+                assert!(got == want, "{} on {name}: wrong result", wide.entry);
+                runs += 1;
+            }
         }
     }
     println!("{e}-byte: {runs} runs; vec kernels refused {unfit} unfit calls alone");

@@ -12,12 +12,13 @@ use crate::bank::Model;
 use crate::expr::{Env, Expr, Var};
 use crate::form::{Form, Geometry};
 use crate::kernel::{Kernel, Layout, Move, STATIC_SHARED_LIMIT};
+use crate::width::{INDEX64_DEFINE, INDEX64_SUFFIX};
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::{Arc, OnceLock, RwLock};
 
-/// The kernel's scalar parameters after `src` and `dst`, in order (all
-/// `unsigned long long`, in elements).
+/// The kernel's scalar parameters after `src` and `dst`, in order (all of the
+/// index type [`INDEX_TYPE`], in elements).
 pub const SCALAR_PARAMS: [&str; 7] = [
     "batch",
     "rows",
@@ -90,7 +91,7 @@ pub fn launch(g: &Geometry, shared_bytes: u64, batch: u64, rows: u64, cols: u64)
 
 fn decl(out: &mut String, indent: &str, e: &Expr) {
     let (ty, name, def) = match e {
-        Expr::Let(name, def) => ("unsigned long long", name, def),
+        Expr::Let(name, def) => (INDEX_TYPE, name, def),
         Expr::Small(name, def) => ("unsigned", name, def),
         _ => return,
     };
@@ -239,16 +240,20 @@ fn header(k: &Kernel) -> String {
 /// arrays) with full unrolling, 5 at a cap of 16 and none at 8 (sm_75/80/90).
 pub const UNROLL_CAP: u32 = 8;
 
-/// Copies of the body allowed for `k`: vec kernels with the `pad` and `xor` layouts
-/// unroll up to 16 (their rows in flight are what makes them fast; none of the
-/// grid's spilled); the rest, `rotate` included (t64 r8 2-byte vec 2 spilled 8
+/// Copies of the body allowed for `k`: vec kernels of 4- and 8-byte vectors with the
+/// `pad` and `xor` layouts unroll up to 16 (their rows in flight are what makes them
+/// fast; 16-byte vectors at 16 spilled 8 bytes in the 32-bit build of t32 r2/r4 e4
+/// v4 xor on sm_90); the rest, `rotate` included (t64 r8 2-byte vec 2 spilled 8
 /// bytes on sm_90 at 16), [`UNROLL_CAP`]; tall and wide kernels keep 32 bytes per
 /// thread in flight per unrolled loop (their 8-byte kernel spilled 8 to 40 bytes on
 /// sm_80/90 with 8 copies of its 64-bit addresses live).
 pub fn unroll_cap(k: &Kernel) -> u32 {
     if matches!(k.spec.form, Form::Tall | Form::Wide) {
         (32 * k.words / k.spec.elem_bytes).clamp(1, UNROLL_CAP)
-    } else if k.spec.vec > 1 && matches!(k.layout, Layout::Pad(_) | Layout::Xor(_)) {
+    } else if k.spec.vec > 1
+        && k.spec.vec_bytes() < 16
+        && matches!(k.layout, Layout::Pad(_) | Layout::Xor(_))
+    {
         2 * UNROLL_CAP
     } else {
         UNROLL_CAP
@@ -321,6 +326,24 @@ fn body_of(out: &mut String, k: &Kernel, mv: &Move) {
 /// The C type of a `vec x vec` kernel's accesses: one row of a block.
 pub const VEC_TYPE: &str = "bf_vec";
 
+/// The C type of indices, loop counters and scalar parameters: `unsigned`, or
+/// `unsigned long long` in the 64-bit build ([`crate::width`]).
+pub const INDEX_TYPE: &str = "bf_index";
+
+/// The two builds of one source: 32-bit indices by default, 64-bit ones (and the
+/// entry point renamed) where the compile defines [`INDEX64_DEFINE`].
+fn index_type(out: &mut String, entry: &str) {
+    let _ = writeln!(
+        out,
+        "#ifdef {INDEX64_DEFINE}\n\
+         typedef unsigned long long {INDEX_TYPE}; // 64-bit build: any call\n\
+         #define {entry} {entry}{INDEX64_SUFFIX}\n\
+         #else\n\
+         typedef unsigned {INDEX_TYPE}; // 32-bit build: calls whose indices provably fit\n\
+         #endif\n"
+    );
+}
+
 /// The C type of one access of `k`.
 pub fn access_type(k: &Kernel) -> &'static str {
     if k.spec.vec > 1 {
@@ -334,6 +357,8 @@ pub fn access_type(k: &Kernel) -> &'static str {
 pub fn emit(k: &Kernel) -> String {
     let ty = access_type(k);
     let mut out = header(k);
+    let name = k.entry_name();
+    index_type(&mut out, &name);
     if k.spec.vec > 1 {
         let _ = writeln!(
             out,
@@ -343,7 +368,6 @@ pub fn emit(k: &Kernel) -> String {
             k.spec.vec
         );
     }
-    let name = k.entry_name();
     let _ = writeln!(
         out,
         "extern \"C\" __global__ void __launch_bounds__({})\n{name}(",
@@ -352,7 +376,7 @@ pub fn emit(k: &Kernel) -> String {
     let _ = writeln!(out, "    const {ty}* __restrict__ src,");
     let _ = write!(out, "    {ty}* __restrict__ dst");
     for p in SCALAR_PARAMS {
-        let _ = write!(out, ",\n    unsigned long long {p}");
+        let _ = write!(out, ",\n    {INDEX_TYPE} {p}");
     }
     out.push_str(")\n{\n");
     if k.layout != Layout::Direct {
@@ -366,7 +390,7 @@ pub fn emit(k: &Kernel) -> String {
     if k.moves.iter().any(|m| m.to.index.uses(Var::DstOff)) {
         let _ = writeln!(
             out,
-            "    const unsigned long long {} = (unsigned long long)dst / {};",
+            "    const {INDEX_TYPE} {} = ({INDEX_TYPE})((unsigned long long)dst / {});",
             Var::DstOff.c_name(),
             k.unit.bytes()
         );
@@ -374,10 +398,13 @@ pub fn emit(k: &Kernel) -> String {
     for l in &k.kernel_lets {
         decl(&mut out, "    ", l);
     }
-    out.push_str("    for (unsigned long long b = blockIdx.y; b < batch; b += gridDim.y) {\n");
     let _ = writeln!(
         out,
-        "        for (unsigned long long t = blockIdx.x; {}; t += gridDim.x) {{",
+        "    for ({INDEX_TYPE} b = blockIdx.y; b < batch; b += gridDim.y) {{"
+    );
+    let _ = writeln!(
+        out,
+        "        for ({INDEX_TYPE} t = blockIdx.x; {}; t += gridDim.x) {{",
         k.more.c()
     );
     for l in &k.tile_lets {

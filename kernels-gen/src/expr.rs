@@ -101,6 +101,9 @@ impl Var {
 #[derive(Clone, Debug, Default)]
 pub struct Env {
     vals: [i64; 14],
+    /// Evaluate as the kernel's 32-bit build computes (`bf_index` is `unsigned`):
+    /// `+ - * <<` wrap modulo 2^32, every value is an unsigned 32-bit one.
+    pub index32: bool,
 }
 
 impl Env {
@@ -169,6 +172,29 @@ impl Op {
         matches!(self, Op::Add | Op::Mul | Op::And | Op::Or | Op::Xor)
     }
 
+    /// Applies the operator as 32-bit unsigned C arithmetic does, to two values
+    /// below 2^32: `+ - * <<` wrap modulo 2^32; shifts of 32 or more (undefined in
+    /// C) and division by zero are errors.
+    pub fn apply32(self, a: i64, b: i64) -> Result<i64, EvalError> {
+        const M: u64 = 0xFFFF_FFFF;
+        let (x, y) = (a as u64 & M, b as u64 & M);
+        let r = match self {
+            Op::Add => x.wrapping_add(y),
+            Op::Sub => x.wrapping_sub(y),
+            Op::Mul => x.wrapping_mul(y),
+            Op::Div | Op::Rem if y == 0 => return Err(EvalError::DivisionByZero),
+            Op::Div => x / y,
+            Op::Rem => x % y,
+            Op::And => x & y,
+            Op::Or => x | y,
+            Op::Xor => x ^ y,
+            Op::Shl | Op::Shr if y >= 32 => return Err(EvalError::BadShift { amount: b }),
+            Op::Shl => x << y,
+            Op::Shr => x >> y,
+        };
+        Ok((r & M) as i64)
+    }
+
     /// Applies the operator with overflow, division and shift checks.
     pub fn apply(self, a: i64, b: i64) -> Result<i64, EvalError> {
         let r = match self {
@@ -204,7 +230,9 @@ pub enum EvalError {
     DivisionByZero,
     #[error("shift by {amount}: shift amounts must be 0 to 62")]
     BadShift { amount: i64 },
-    #[error("`__umulhi` of {value}: its operands must be 32-bit unsigned values")]
+    #[error(
+        "{value} does not fit in 32 bits (`__umulhi` operands and the 32-bit build's values must)"
+    )]
     NotU32 { value: i64 },
     #[error("trailing zeros of {value}: the value must be 1 to 2^32 - 1")]
     Ctz { value: i64 },
@@ -310,11 +338,20 @@ impl Expr {
         self.bin(Op::And, rhs.into())
     }
 
-    /// Evaluates with checked 64-bit arithmetic.
+    /// Evaluates with checked 64-bit arithmetic, or with `env.index32` as the
+    /// kernel's 32-bit build does (every variable must then be below 2^32).
     pub fn eval(&self, env: &Env) -> Result<i64, EvalError> {
         match self {
+            Expr::Lit(v) if env.index32 => Ok(v.rem_euclid(1 << 32)),
             Expr::Lit(v) => Ok(*v),
-            Expr::Var(v) => Ok(env.get(*v)),
+            Expr::Var(v) => {
+                let x = env.get(*v);
+                if env.index32 && u32::try_from(x).is_err() {
+                    return Err(EvalError::NotU32 { value: x });
+                }
+                Ok(x)
+            }
+            Expr::Bin(op, a, b) if env.index32 => op.apply32(a.eval(env)?, b.eval(env)?),
             Expr::Bin(op, a, b) => op.apply(a.eval(env)?, b.eval(env)?),
             Expr::Let(_, d) | Expr::Small(_, d) => d.eval(env),
             Expr::MulHi(a, b) => {

@@ -50,6 +50,7 @@ pub mod sim;
 pub mod spec;
 pub mod svg;
 mod tile;
+pub mod width;
 
 pub use kernel::Kernel;
 pub use shape::Shape;

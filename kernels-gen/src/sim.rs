@@ -114,7 +114,10 @@ pub fn run(
 }
 
 /// [`run`] with the destination pointer at element address `dst_off` (what a
-/// `skew` kernel aligns its writes with; the others ignore it).
+/// `skew` kernel aligns its writes with; the others ignore it). It computes in the
+/// build the launcher would run: 32-bit where [`Geometry::index32`] allows it.
+///
+/// [`Geometry::index32`]: crate::form::Geometry::index32
 pub fn run_at(
     kernel: &Kernel,
     shape: &Shape,
@@ -122,6 +125,20 @@ pub fn run_at(
     dst: &mut [u8],
     grid: Option<Grid>,
     dst_off: u64,
+) -> Result<Stats, SimError> {
+    let index32 = !shape.is_empty() && kernel.spec.geometry().index32(shape);
+    run_as(kernel, shape, src, dst, grid, dst_off, index32)
+}
+
+/// [`run_at`] in the 32-bit build's arithmetic (`index32`) or the 64-bit one's.
+pub fn run_as(
+    kernel: &Kernel,
+    shape: &Shape,
+    src: &[u8],
+    dst: &mut [u8],
+    grid: Option<Grid>,
+    dst_off: u64,
+    index32: bool,
 ) -> Result<Stats, SimError> {
     let spec = kernel.spec;
     let elem = spec.elem_bytes as usize;
@@ -165,6 +182,11 @@ pub fn run_at(
     env.set(Var::SrcBatchStride, shape.src_batch_stride as i64);
     env.set(Var::DstBatchStride, shape.dst_batch_stride as i64);
     env.set(Var::DstOff, i64::try_from(dst_off).unwrap_or(i64::MAX));
+    if index32 {
+        // The pointer's address enters the 32-bit build truncated.
+        env.set(Var::DstOff, (dst_off & 0xFFFF_FFFF) as i64);
+    }
+    env.index32 = index32;
     let ntiles = u64::try_from(kernel.ntiles.eval(&env)?).unwrap_or(0);
 
     for by in 0..grid.y {

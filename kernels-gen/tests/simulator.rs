@@ -366,7 +366,8 @@ fn the_simulator_catches_wrong_indices() {
 #[test]
 fn indices_are_64_bit() {
     // The last element of a 3 x (2^31 + 5) matrix lies past 2^32: the expressions
-    // must compute it exactly (the C declares every global index unsigned long long).
+    // must compute it exactly: the launcher runs the 64-bit build (every index
+    // `unsigned long long`) for such a call, as its 32-bit arithmetic would wrap.
     let k =
         Kernel::build(TransposeSpec::new(32, 2, Strategy::Xor).expect("valid")).expect("builds");
     let (rows, cols) = (3i64, (1i64 << 31) + 5);
@@ -390,7 +391,66 @@ fn indices_are_64_bit() {
     let store = &k.moves[1];
     assert!(store.guard.eval(&env).expect("evaluates"));
     assert_eq!(store.to.index.eval(&env), Ok((cols - 1) * rows + 2));
+    let shape = Shape::new(rows as u64, cols as u64);
+    assert!(!k.spec.geometry().index32(&shape));
+    env.index32 = true;
+    assert_ne!(store.to.index.eval(&env), Ok((cols - 1) * rows + 2));
+    // Below 2^32 elements the 32-bit build runs.
+    assert!(k.spec.geometry().index32(&Shape::new(3, 1 << 30)));
     let c = bankfree_gen::emit::emit(&k);
-    assert!(c.contains("const unsigned long long out_row = "));
+    assert!(c.contains("typedef unsigned long long bf_index;"));
+    assert!(c.contains("const bf_index out_row = "));
     assert!(!c.contains(" int "), "no 32-bit signed index math");
+}
+
+#[test]
+fn both_index_builds_agree_with_the_reference() {
+    // Where the launcher may run the 32-bit build, the simulator runs it (every
+    // test above); here both builds run the same calls and must both be exact. The
+    // skew kernels' pointer address is past 2^32 and enters the 32-bit build
+    // truncated.
+    let shapes = [
+        Shape::new(31, 33),
+        Shape::new(200, 3),
+        Shape::new(3, 200),
+        Shape {
+            src_ld: 70,
+            dst_ld: 50,
+            ..Shape::batched(2, 45, 41)
+        },
+    ];
+    for form in [Form::Tile, Form::Skew, Form::Tall, Form::Wide] {
+        for e in [1, 2, 4, 8, 12, 16] {
+            let Ok(spec) =
+                TransposeSpec::new(32, e, Strategy::Pad(None)).and_then(|s| s.with_form(form))
+            else {
+                continue;
+            };
+            let k = Kernel::build(spec).expect("builds");
+            for shape in shapes.iter().filter(|s| spec.fits(s).is_ok()) {
+                let shape = Shape {
+                    src_batch_stride: shape.src_ld * shape.rows + 7,
+                    dst_batch_stride: shape.dst_ld * shape.cols + 5,
+                    ..*shape
+                };
+                assert!(spec.geometry().index32(&shape), "{shape:?}");
+                let e = e as usize;
+                let src = noise(shape.src_elems().expect("valid") as usize * e, 3);
+                let mut want = noise(shape.dst_elems().expect("valid") as usize * e, 4);
+                let mut got = [want.clone(), want.clone()];
+                sim::reference(&shape, e, &src, &mut want).expect("reference");
+                for (out, index32) in got.iter_mut().zip([false, true]) {
+                    let off = (1u64 << 40) + 3;
+                    if let Err(err) = sim::run_as(&k, &shape, &src, out, None, off, index32) {
+                        panic!("{} on {shape:?} (32-bit {index32}): {err}", k.entry_name());
+                    }
+                    assert!(
+                        *out == want,
+                        "{} on {shape:?} (32-bit {index32})",
+                        k.entry_name()
+                    );
+                }
+            }
+        }
+    }
 }

@@ -82,6 +82,7 @@ fn source_tokens(k: &Kernel) -> TokenStream {
             shared_bytes: #shared,
             vec: #vec,
             form: ::bankfree::__private::Form::#form,
+            index64: false,
         }
     }
 }

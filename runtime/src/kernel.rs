@@ -2,6 +2,7 @@
 
 use bankfree_gen::emit::emit;
 use bankfree_gen::form::{Form, Geometry};
+use bankfree_gen::width::{INDEX64_DEFINE, INDEX64_SUFFIX};
 use bankfree_gen::{Kernel, Shape};
 use std::borrow::Cow;
 
@@ -21,6 +22,10 @@ pub struct KernelSource {
     pub vec: u32,
     /// What one block moves: square tiles, skewed tiles or narrow chunks.
     pub form: Form,
+    /// Whether this is the source's 64-bit build ([`KernelSource::index64`]); the
+    /// launcher runs the 32-bit build where it provably computes the same
+    /// ([`Geometry::index32`]) and this one otherwise.
+    pub index64: bool,
 }
 
 impl KernelSource {
@@ -42,6 +47,20 @@ impl KernelSource {
         self.geometry().fits(shape)
     }
 
+    /// The 64-bit build of this kernel: the same source compiled with
+    /// `BANKFREE_INDEX64` defined, entry point `<entry>_i64`.
+    pub fn index64(&self) -> KernelSource {
+        if self.index64 {
+            return self.clone();
+        }
+        KernelSource {
+            entry: format!("{}{INDEX64_SUFFIX}", self.entry).into(),
+            source: format!("#define {INDEX64_DEFINE}\n{}", self.source).into(),
+            index64: true,
+            ..self.clone()
+        }
+    }
+
     /// From a kernel built at run time.
     pub fn from_kernel(k: &Kernel) -> KernelSource {
         KernelSource {
@@ -53,6 +72,7 @@ impl KernelSource {
             shared_bytes: k.shared_bytes() as u32,
             vec: k.spec.vec,
             form: k.spec.form,
+            index64: false,
         }
     }
 }

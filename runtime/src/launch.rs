@@ -281,6 +281,14 @@ where
             });
         }
     }
+    // The 32-bit build where it provably computes every index exactly.
+    let wide;
+    let kernel = if kernel.index64 || kernel.geometry().index32(shape) {
+        kernel
+    } else {
+        wide = kernel.index64();
+        &wide
+    };
     let loaded = cache::function(ctx, kernel)?;
     let l = launch(
         &kernel.geometry(),
@@ -303,11 +311,19 @@ where
         shape.src_batch_stride,
         shape.dst_batch_stride,
     ];
+    // Every scalar is below 2^32 when the 32-bit build runs (`index32`).
+    let narrow = scalars.map(|s| s as u32);
     let mut args = stream.launch_builder(&loaded.func);
     src.push_to(&mut args);
     dst.push_to(&mut args);
-    for s in &scalars {
-        args.arg(s);
+    if kernel.index64 {
+        scalars.iter().for_each(|s| {
+            args.arg(s);
+        });
+    } else {
+        narrow.iter().for_each(|s| {
+            args.arg(s);
+        });
     }
     ffi::launch(&mut args, cfg).map_err(|e| Error::cuda(e, "the kernel launch"))
 }

@@ -233,3 +233,40 @@ fn a_fresh_process_loads_from_the_disk_cache() {
     assert!(run().starts_with("CHILD compiles=0 disk_hits=1"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn calls_past_two_to_the_32_elements_run_the_64_bit_build() {
+    // 65,568 x 65,536 bytes: 2^32 + 2^21 elements, so the 32-bit build cannot run it
+    // (its last indices would wrap) and the launcher takes the 64-bit one.
+    let s = stream();
+    let (rows, cols) = (65_568u64, 65_536u64);
+    let shape = Shape::new(rows, cols);
+    let k = kernel(32, 1, Strategy::Pad(None));
+    assert!(!k.geometry().index32(&shape));
+    let value = |r: u64, c: u64| (r.wrapping_mul(0x9E37) ^ c.wrapping_mul(0x85EB) ^ (r >> 9)) as u8;
+    let host: Vec<u8> = (0..rows * cols)
+        .map(|i| value(i / cols, i % cols))
+        .collect();
+    let src = s.clone_htod(&host).expect("upload 4 GiB");
+    drop(host);
+    let mut dst = s
+        .alloc_zeros::<u8>((rows * cols) as usize)
+        .expect("alloc 4 GiB");
+    transpose(&k, &src, &mut dst, &shape, None).expect("runs");
+    let got = s.clone_dtoh(&dst).expect("download");
+    // dst (c, r) = src (r, c): every element of the first and last 40 rows and
+    // columns of src, and a spread of 2^24 others.
+    let mut rng = Rng(7);
+    let edges = (0..40)
+        .chain(rows - 40..rows)
+        .flat_map(|r| (0..cols).map(move |c| (r, c)));
+    let edges_c = (0..40)
+        .chain(cols - 40..cols)
+        .flat_map(|c| (0..rows).map(move |r| (r, c)));
+    let spread = (0..1 << 24).map(|_| (rng.next() % rows, rng.next() % cols));
+    for (r, c) in edges.chain(edges_c).chain(spread) {
+        let at = (c * rows + r) as usize;
+        assert_eq!(got[at], value(r, c), "dst[{c}][{r}]");
+    }
+}

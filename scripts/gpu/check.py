@@ -126,7 +126,8 @@ def launch(fn, k, src, dst, shape):
     grid = (min(tiles, 2**31 - 1), min(batch, 65535), 1)
     block = (t, k["spec"]["block_rows"], 1)
     smem = k["shared_bytes"] if k["shared_bytes"] > 48 * 1024 else 0
-    args = (src, dst) + tuple(np.uint64(v) for v in (batch, rows, cols, sld, dld, sbs, dbs))
+    # The 32-bit build (the source as emitted): every parameter fits these shapes.
+    args = (src, dst) + tuple(np.uint32(v) for v in (batch, rows, cols, sld, dld, sbs, dbs))
     fn(grid, block, args, shared_mem=smem)
 
 
