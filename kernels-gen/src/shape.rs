@@ -83,6 +83,20 @@ impl Shape {
         }
     }
 
+    /// The kernel's scalar parameters, in the order of
+    /// [`SCALAR_PARAMS`](crate::emit::SCALAR_PARAMS).
+    pub fn scalars(&self) -> [u64; 7] {
+        [
+            self.batch,
+            self.rows,
+            self.cols,
+            self.src_ld,
+            self.dst_ld,
+            self.src_batch_stride,
+            self.dst_batch_stride,
+        ]
+    }
+
     /// Whether there is nothing to move (the launcher does not launch).
     pub fn is_empty(&self) -> bool {
         self.batch == 0 || self.rows == 0 || self.cols == 0

@@ -259,16 +259,7 @@ impl Geometry {
     }
 
     fn prove32(&self, shape: &Shape) -> Result<(), Wide> {
-        let params = [
-            shape.batch,
-            shape.rows,
-            shape.cols,
-            shape.src_ld,
-            shape.dst_ld,
-            shape.src_batch_stride,
-            shape.dst_batch_stride,
-        ];
-        if params.iter().any(|&p| u32::try_from(p).is_err()) {
+        if shape.scalars().iter().any(|&p| u32::try_from(p).is_err()) {
             return Err(Wide);
         }
         // Buffers in units (elements, words of a word array, or vectors).

@@ -302,15 +302,7 @@ where
         block_dim: (l.block[0], l.block[1], l.block[2]),
         shared_mem_bytes: l.dynamic_shared_bytes,
     };
-    let scalars = [
-        shape.batch,
-        shape.rows,
-        shape.cols,
-        shape.src_ld,
-        shape.dst_ld,
-        shape.src_batch_stride,
-        shape.dst_batch_stride,
-    ];
+    let scalars = shape.scalars();
     // Every scalar is below 2^32 when the 32-bit build runs (`index32`).
     let narrow = scalars.map(|s| s as u32);
     let mut args = stream.launch_builder(&loaded.func);
