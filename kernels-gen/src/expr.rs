@@ -92,7 +92,7 @@ impl Var {
         }
     }
 
-    fn slot(self) -> usize {
+    pub(crate) fn slot(self) -> usize {
         self as usize
     }
 }

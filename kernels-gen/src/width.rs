@@ -69,8 +69,7 @@ struct Ranges([(i128, i128); 14]);
 
 impl Ranges {
     fn of(&self, v: Var) -> Span {
-        let i = Var::ALL.iter().position(|&x| x == v).unwrap_or(0);
-        Some(self.0[i])
+        Some(self.0[v.slot()])
     }
 }
 
@@ -363,7 +362,7 @@ mod tests {
         assert!(!g(Form::Tile, 4, 1).index32(&s));
         // Wraps in `+ - *` are harmless; a wrapped value divided or compared is not.
         let mut vals = [(0, 0); 14];
-        vals[Var::ALL.iter().position(|&v| v == Var::Rows).unwrap()] = (1, 1 << 33);
+        vals[Var::Rows.slot()] = (1, 1 << 33);
         let r = Ranges(vals);
         let rows = || Expr::var(Var::Rows);
         let negative = Expr::Lit(0) - rows();
