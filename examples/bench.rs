@@ -1,9 +1,13 @@
 //! The benchmark: for each element size and shape, in one process, cudaMemcpy
 //! device-to-device of the same bytes, every strategy, and cuBLAS `geam` (f32, f64).
-//! Median of 30 CUDA-event-timed runs after 3 warm-ups; inputs are rotated among
-//! enough buffers to exceed the L2 cache. Every implementation's output is checked
-//! against a CPU transpose first. Prints a table (ratio = memcpy time / time) and
-//! writes JSON.
+//! Every implementation's output is checked against a CPU transpose first. Then all
+//! of a case are timed interleaved with the copy: 30 rounds, each timing 10
+//! back-to-back calls of every implementation in turn between two CUDA events (so
+//! launch latency overlaps the previous call, as in a pipeline, and clock drift
+//! hits all alike); a row is the median per call. Inputs are rotated among enough
+//! buffers to exceed the L2 cache. The autotuned rows are timed after `autotune`,
+//! against the copy again. Prints a table (ratio = memcpy time / time) and writes
+//! JSON.
 //!
 //! `cargo run --release --example bench [-- --json bench.json] [--sweep] [--case TEXT]...`
 //! (`--case` keeps only the cases whose name contains TEXT: `--case f32 --case u8`).
@@ -22,7 +26,7 @@ use std::sync::Arc;
 
 #[path = "common/mod.rs"]
 mod common;
-use common::{cpu_transpose, median_ms, noise};
+use common::{cpu_transpose, interleaved_ms, noise};
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -33,7 +37,9 @@ unsafe impl DeviceRepr for F3 {}
 unsafe impl ValidAsZeroBits for F3 {}
 
 const L2_BYTES: usize = 50 << 20;
-const REPS: usize = 30;
+/// Rounds of interleaved timing, and back-to-back calls timed per round.
+const ROUNDS: usize = 30;
+const BATCH: usize = 10;
 
 struct Row {
     case: String,
@@ -240,19 +246,6 @@ where
         srcs.push(s);
     }
     let mut dst = stream.alloc_zeros::<T>(n).map_err(err)?;
-    let mut row = |what: String, ms: f64, memcpy: f64| {
-        rows.push(Row {
-            case: name.into(),
-            what,
-            ms,
-            gbs: 2.0 * bytes as f64 / ms / 1e6,
-            ratio: memcpy / ms,
-        });
-    };
-    let memcpy = median_ms(stream, REPS, |i| {
-        stream.memcpy_dtod(&srcs[i % copies], &mut dst).map_err(err)
-    })?;
-    row("cudaMemcpy D2D".into(), memcpy, memcpy);
     let check = |dst: &CudaSlice<T>, what: &str| -> Res<()> {
         if stream.clone_dtoh(dst).map_err(err)? == want {
             Ok(())
@@ -260,6 +253,8 @@ where
             Err(format!("{name} {what}: wrong result"))
         }
     };
+    // Every implementation is checked, then all are timed interleaved with the copy.
+    let mut timed = vec![("cudaMemcpy D2D".to_string(), Impl::Memcpy)];
     for (what, spec) in variants(e as u32, sweep)? {
         let Ok(kernel) = Kernel::build(spec) else {
             continue; // refused by the generator (shared memory, no conflict-free layout)
@@ -268,38 +263,69 @@ where
         if k.fits(&shape).is_err() {
             continue;
         }
-        transpose(&k, &srcs[0], &mut dst, &shape, None).map_err(err)?;
-        check(&dst, &k.entry)?;
-        let ms = median_ms(stream, REPS, |i| {
-            transpose(&k, &srcs[i % copies], &mut dst, &shape, None).map_err(err)
-        })?;
-        row(what, ms, memcpy);
+        timed.push((what, Impl::One(k)));
     }
     // What the attribute runs: the generator's fast variant first, its spec after.
+    let mut lists = Vec::new();
     for strategy in [Strategy::Pad(None), Strategy::Xor] {
         let spec = TransposeSpec::new(32, e as u32, strategy).map_err(err)?;
         let list: Vec<KernelSource> = auto_kernels(&Kernel::build(spec).map_err(err)?)
             .iter()
             .map(KernelSource::from_kernel)
             .collect();
-        transpose_first(&list, &srcs[0], &mut dst, &shape, None).map_err(err)?;
-        check(&dst, "default")?;
-        let ms = median_ms(stream, REPS, |i| {
-            transpose_first(&list, &srcs[i % copies], &mut dst, &shape, None).map_err(err)
-        })?;
         let s = if strategy == Strategy::Xor {
             "swizzle"
         } else {
             "pad"
         };
-        row(format!("bankfree {s} (attribute default)"), ms, memcpy);
-        // The same list after `autotune` timed it on this call.
+        timed.push((
+            format!("bankfree {s} (attribute default)"),
+            Impl::List(list.clone()),
+        ));
+        lists.push((s, list));
+    }
+    if let (Some(_), 4 | 8, 1) = (geam, e, shape.batch) {
+        timed.push(("cuBLAS geam".into(), Impl::Geam));
+    }
+    let run = |imp: &Impl, src: &CudaSlice<T>, dst: &mut CudaSlice<T>| -> Res<()> {
+        match imp {
+            Impl::Memcpy => stream.memcpy_dtod(src, dst).map_err(err),
+            Impl::One(k) => transpose(k, src, dst, &shape, None).map_err(err),
+            Impl::List(l) => transpose_first(l, src, dst, &shape, None).map_err(err),
+            Impl::Geam => match geam {
+                Some(g) => g.run(stream, src, dst, shape.rows as usize, shape.cols as usize),
+                None => Err("no cuBLAS".into()),
+            },
+        }
+    };
+    let time = |timed: &[(String, Impl)], dst: &mut CudaSlice<T>| -> Res<Vec<f64>> {
+        for (what, imp) in &timed[1..] {
+            stream.memset_zeros(dst).map_err(err)?;
+            run(imp, &srcs[0], dst)?;
+            check(dst, what)?;
+        }
+        interleaved_ms(stream, timed.len(), ROUNDS, BATCH, |k, i| {
+            run(&timed[k].1, &srcs[i % copies], dst)
+        })
+    };
+    let ms = time(&timed, &mut dst)?;
+    let mut row = |what: &str, ms: f64, memcpy: f64| {
+        rows.push(Row {
+            case: name.into(),
+            what: what.into(),
+            ms,
+            gbs: 2.0 * bytes as f64 / ms / 1e6,
+            ratio: memcpy / ms,
+        });
+    };
+    for ((what, _), &t) in timed.iter().zip(&ms) {
+        row(what, t, ms[0]);
+    }
+    // The same lists after `autotune` timed them on this call, against the copy again.
+    let mut tuned = vec![("cudaMemcpy D2D".to_string(), Impl::Memcpy)];
+    for (s, list) in lists {
         let tunings =
             autotune(|| transpose_first(&list, &srcs[0], &mut dst, &shape, None)).map_err(err)?;
-        check(&dst, "autotuned")?;
-        let ms = median_ms(stream, REPS, |i| {
-            transpose_first(&list, &srcs[i % copies], &mut dst, &shape, None).map_err(err)
-        })?;
         let winner = tunings
             .first()
             .map_or("(one kernel fits)".to_string(), |t| {
@@ -307,18 +333,21 @@ where
                     .trim_start_matches("bankfree_transpose_")
                     .to_string()
             });
-        row(format!("bankfree {s} autotuned {winner}"), ms, memcpy);
+        tuned.push((format!("bankfree {s} autotuned {winner}"), Impl::List(list)));
     }
-    if let (Some(g), 4 | 8, 1) = (geam, e, shape.batch) {
-        let (r, c) = (shape.rows as usize, shape.cols as usize);
-        g.run(stream, &srcs[0], &mut dst, r, c)?;
-        check(&dst, "geam")?;
-        let ms = median_ms(stream, REPS, |i| {
-            g.run(stream, &srcs[i % copies], &mut dst, r, c)
-        })?;
-        row("cuBLAS geam".into(), ms, memcpy);
+    let ms = time(&tuned, &mut dst)?;
+    for ((what, _), &t) in tuned.iter().zip(&ms).skip(1) {
+        row(what, t, ms[0]);
     }
     Ok(())
+}
+
+/// One timed implementation of a case.
+enum Impl {
+    Memcpy,
+    One(KernelSource),
+    List(Vec<KernelSource>),
+    Geam,
 }
 
 fn run(json: Option<String>, opts: &Opts) -> Res<()> {
@@ -431,7 +460,7 @@ fn run(json: Option<String>, opts: &Opts) -> Res<()> {
         &mut rows,
     )?;
 
-    println!("\n{} (sm_{}{}), NVRTC {}.{}; median of {REPS} runs, CUDA events; ratio = memcpy time / time", p.device, p.compute_capability.0, p.compute_capability.1, p.nvrtc.0, p.nvrtc.1);
+    println!("\n{} (sm_{}{}), NVRTC {}.{}; per call: median of {ROUNDS} interleaved rounds of {BATCH} back-to-back calls, CUDA events; ratio = memcpy time / time", p.device, p.compute_capability.0, p.compute_capability.1, p.nvrtc.0, p.nvrtc.1);
     println!(
         "{:<20} {:<32} {:>9} {:>8} {:>7}",
         "case", "implementation", "ms", "GB/s", "ratio"
@@ -453,7 +482,7 @@ fn run(json: Option<String>, opts: &Opts) -> Res<()> {
             })
             .collect();
         let text = format!(
-            "{{\"device\":\"{}\",\"reps\":{REPS},\"rows\":[{}]}}\n",
+            "{{\"device\":\"{}\",\"rounds\":{ROUNDS},\"batch\":{BATCH},\"rows\":[{}]}}\n",
             p.device,
             items.join(",")
         );

@@ -1,4 +1,5 @@
 //! Helpers the examples share: CUDA-event medians and a CPU transpose.
+#![allow(dead_code)] // each example uses part of these helpers
 
 use bankfree::cudarc::driver::CudaStream;
 use bankfree::gen::Shape;
@@ -29,6 +30,48 @@ pub fn median_ms(
     }
     t.sort_by(f64::total_cmp);
     Ok(t[reps / 2])
+}
+
+/// Interleaved timing of `n` implementations: each of `rounds` rounds times `batch`
+/// back-to-back calls `f(which, i)` of every implementation in turn between two
+/// CUDA events (after one untimed call), so the queue never drains between calls
+/// and slow drift of the clocks hits every implementation alike. Returns each
+/// implementation's median time per call, in ms.
+pub fn interleaved_ms(
+    stream: &Arc<CudaStream>,
+    n: usize,
+    rounds: usize,
+    batch: usize,
+    mut f: impl FnMut(usize, usize) -> Result<(), String>,
+) -> Result<Vec<f64>, String> {
+    let e = |x: bankfree::cudarc::driver::DriverError| x.to_string();
+    let flags = Some(bankfree::cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let (a, b) = (
+        stream.record_event(flags).map_err(e)?,
+        stream.record_event(flags).map_err(e)?,
+    );
+    let mut t = vec![Vec::with_capacity(rounds); n];
+    let mut i = 0;
+    for _ in 0..rounds {
+        for (which, times) in t.iter_mut().enumerate() {
+            f(which, i)?;
+            i += 1;
+            a.record(stream).map_err(e)?;
+            for _ in 0..batch {
+                f(which, i)?;
+                i += 1;
+            }
+            b.record(stream).map_err(e)?;
+            b.synchronize().map_err(e)?;
+            times.push(f64::from(a.elapsed_ms(&b).map_err(e)?) / batch as f64);
+        }
+    }
+    Ok(t.into_iter()
+        .map(|mut v| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        })
+        .collect())
 }
 
 /// `dst` = `src` transposed, on the CPU (the reference).

@@ -9,7 +9,7 @@
 //! use bankfree_gen::{choice::fast_variant, Strategy, TransposeSpec};
 //! let spec = TransposeSpec::new(32, 1, Strategy::Pad(None)).unwrap();
 //! let fast = fast_variant(&spec).unwrap();
-//! assert_eq!((fast.tile, fast.block_rows, fast.vec), (32, 8, 4)); // 128 x 128 bytes
+//! assert_eq!((fast.tile, fast.block_rows, fast.vec), (32, 16, 4)); // 128 x 128 bytes
 //! assert!(fast_variant(&TransposeSpec::new(32, 8, Strategy::Xor).unwrap()).is_none());
 //! ```
 
@@ -45,10 +45,12 @@ const fn d(elem_bytes: u32, strategy: Strategy, tile: u32, block_rows: u32, vec:
 /// kernel with one element per step in brackets: 1-byte 0.944-0.965 [0.36],
 /// 2-byte 0.957-0.967 [0.64], 4-byte 0.974-0.977 [0.89], 12-byte 0.947 [0.93],
 /// 16-byte 0.978 [0.966]. 8-byte elements were fastest as they are (0.975-0.984),
-/// so they have no entry.
+/// so they have no entry. 1-byte: 32 x 16 threads since session 5 (interleaved
+/// timing, docs/perf.md v6: pad 0.951 against 0.939 for 32 x 8, swizzle 0.924
+/// against 0.913 for 16 x 8).
 pub const HOPPER_DEFAULTS: [Default; 10] = [
-    d(1, Strategy::Pad(None), 32, 8, 4),
-    d(1, Strategy::Xor, 16, 8, 4),
+    d(1, Strategy::Pad(None), 32, 16, 4),
+    d(1, Strategy::Xor, 32, 16, 4),
     d(2, Strategy::Pad(None), 32, 8, 4),
     d(2, Strategy::Xor, 32, 8, 4),
     d(4, Strategy::Pad(None), 32, 16, 2),
@@ -82,9 +84,10 @@ pub fn fast_kernel(spec: &TransposeSpec) -> Option<Kernel> {
     k.analyze(Model::Hopper).conflict_free.then_some(k)
 }
 
-/// Tile side of the default `skew` kernels (32 x 8 threads): on 8191 x 8193 f32 tile
-/// 32 ran at 0.82 of memcpy, tile 64 at 0.65 (H100, `bench`).
-pub const SKEW_TILE: u32 = 32;
+/// Tile side of the default `skew` kernels (x 8 threads). On 8191 x 8193 f32 (H100,
+/// interleaved timing, docs/perf.md v6) the 64 x 71 tile ran at 0.934 of memcpy, the
+/// 32 x 71 one at 0.928 and the 64 x 135 one at 0.927; f64: 0.933, 0.919 and 0.885.
+pub const SKEW_TILE: u32 = 64;
 
 /// The kernels for shape classes the square tiles serve badly, for `spec`'s element
 /// size and strategy (`pad` and `swizzle(xor)`, like [`fast_variant`]), built and
@@ -103,13 +106,23 @@ pub fn shape_kernels(spec: &TransposeSpec) -> Vec<Kernel> {
     };
     // Padded for both strategies: on 8191 x 8193 f32 the padded skew tile ran at 0.82
     // of memcpy and the XOR one at 0.74 (H100, `bench`, docs/perf.md).
-    let skew = TransposeSpec::new(SKEW_TILE, spec.elem_bytes, Strategy::Pad(None))
-        .and_then(|s| s.with_form(Form::Skew));
-    [narrow(Form::Tall), narrow(Form::Wide), skew]
-        .into_iter()
-        .filter_map(|s| Kernel::build(s.ok()?).ok())
-        .filter(|k| k.analyze(Model::Hopper).conflict_free)
-        .collect()
+    // No 1-byte skew kernel: a sector is 32 of them, so the tile reads half again as
+    // many rows as it writes (the 64 x 8 one ran at 0.44 of memcpy on aligned
+    // 8192 x 8192 u8, the tile-32 kernel at 0.48; H100, `bench --sweep`).
+    let skew = (spec.elem_bytes > 1).then(|| {
+        TransposeSpec::new(SKEW_TILE, spec.elem_bytes, Strategy::Pad(None))
+            .and_then(|s| s.with_form(Form::Skew))
+    });
+    [
+        narrow(Form::Tall).ok(),
+        narrow(Form::Wide).ok(),
+        skew.and_then(Result::ok),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|s| Kernel::build(s).ok())
+    .filter(|k| k.analyze(Model::Hopper).conflict_free)
+    .collect()
 }
 
 /// What `tile = auto` runs for the kernel `k` of the attribute's spec, in the order

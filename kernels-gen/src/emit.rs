@@ -137,8 +137,10 @@ fn header(k: &Kernel) -> String {
         Form::Skew => {
             let _ = writeln!(
                 h,
-                "// form:     skew: each destination row's window starts on a 32-byte sector \
-                 (shifted back by up to {} elements), so the tile holds {} source rows",
+                "// form:     skew: each destination row's windows ({} of {} elements) start on a \
+                 32-byte sector (shifted back by up to {} elements), so the tile holds {} source rows",
+                g.skew_depth(),
+                s.tile,
                 g.sector_elems() - 1,
                 k.shared_rows
             );
@@ -219,8 +221,9 @@ fn header(k: &Kernel) -> String {
     let tiles = match s.form {
         Form::Tile => format!("tiles of {}", s.tile_elems()),
         Form::Skew => format!(
-            "ntiles = tiles of {} with rows + {}",
+            "ntiles = tiles of {} x {} with rows + {}",
             s.tile,
+            g.skew_rows(),
             g.sector_elems() - 1
         ),
         Form::Tall | Form::Wide => "ntiles = chunks".to_string(),
@@ -246,13 +249,15 @@ pub const UNROLL_CAP: u32 = 8;
 /// v4 xor on sm_90); the rest, `rotate` included (t64 r8 2-byte vec 2 spilled 8
 /// bytes on sm_90 at 16), [`UNROLL_CAP`]; tall and wide kernels keep 32 bytes per
 /// thread in flight per unrolled loop (their 8-byte kernel spilled 8 to 40 bytes on
-/// sm_80/90 with 8 copies of its 64-bit addresses live).
+/// sm_80/90 with 8 copies of its 64-bit addresses live); skew kernels unroll up to 16
+/// (the read of a 32 x 71 tile is 9 rows per thread, all of them in flight).
 pub fn unroll_cap(k: &Kernel) -> u32 {
     if matches!(k.spec.form, Form::Tall | Form::Wide) {
         (32 * k.words / k.spec.elem_bytes).clamp(1, UNROLL_CAP)
-    } else if k.spec.vec > 1
-        && k.spec.vec_bytes() < 16
-        && matches!(k.layout, Layout::Pad(_) | Layout::Xor(_))
+    } else if k.spec.form == Form::Skew
+        || (k.spec.vec > 1
+            && k.spec.vec_bytes() < 16
+            && matches!(k.layout, Layout::Pad(_) | Layout::Xor(_)))
     {
         2 * UNROLL_CAP
     } else {

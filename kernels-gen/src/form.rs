@@ -2,8 +2,9 @@
 //! start on 32-byte sectors, or chunks of a narrow matrix.
 //!
 //! * [`Form::Tile`]: a square tile per block (any shape).
-//! * [`Form::Skew`]: a square tile whose window in each destination row is shifted
-//!   (by up to a sector's elements) so that its writes start on a 32-byte sector.
+//! * [`Form::Skew`]: a tile of `tile` source columns and at least 64 source rows
+//!   ([`Geometry::skew_rows`]) whose window in each destination row is shifted (by
+//!   up to a sector's elements) so that its writes start on a 32-byte sector.
 //!   Destinations whose rows are not a multiple of 32 bytes long (8191 x 8193 f32)
 //!   otherwise write two partial sectors per warp, which cost the H100 half its
 //!   speed; the block reads `sector - 1` extra source rows for it.
@@ -129,10 +130,34 @@ impl Geometry {
         want.div_ceil(self.threads()) * self.threads()
     }
 
+    /// Destination elements of one skew tile's windows per destination row: `tile`
+    /// times [`Geometry::skew_depth`].
+    pub fn skew_rows(&self) -> u32 {
+        self.tile * self.skew_depth()
+    }
+
+    /// Windows of `tile` destination elements a skew tile writes per destination row:
+    /// enough for 64 (two for tile 32). Each tile reads `sector - 1` source rows more
+    /// than it writes, so a deeper tile wastes less: on 8191 x 8193 f32 (H100, 32 x 8
+    /// threads, interleaved timing, docs/perf.md v6) 32 x 39 source rows ran at 0.84
+    /// of memcpy, 32 x 71 at 0.93 and 32 x 135 at 0.92.
+    ///
+    /// ```
+    /// use bankfree_gen::{form::Form, Strategy, TransposeSpec};
+    /// let skew = |tile| TransposeSpec::new(tile, 4, Strategy::Pad(None))
+    ///     .and_then(|s| s.with_form(Form::Skew)).unwrap().geometry();
+    /// // f32: a sector is 8 elements, so a tile reads 7 rows more than it writes.
+    /// assert_eq!((skew(32).skew_depth(), skew(32).skew_rows(), skew(32).shared_rows()), (2, 64, 71));
+    /// assert_eq!((skew(64).skew_depth(), skew(64).skew_rows(), skew(64).shared_rows()), (1, 64, 71));
+    /// ```
+    pub fn skew_depth(&self) -> u32 {
+        (64 / self.tile).max(1)
+    }
+
     /// Rows of the shared tile (tile forms).
     pub fn shared_rows(&self) -> u32 {
         match self.form {
-            Form::Skew => self.tile + self.sector_elems() - 1,
+            Form::Skew => self.skew_rows() + self.sector_elems() - 1,
             _ => self.tile,
         }
     }
@@ -182,14 +207,18 @@ impl Geometry {
                 } else {
                     (v(Var::Rows), v(Var::Cols))
                 };
-                // A skew tile's windows start up to `sector - 1` rows early.
-                let extra = if self.form == Form::Skew {
-                    i64::from(self.sector_elems()) - 1
+                // A skew tile's windows start up to `sector - 1` rows early, and the
+                // tile is `skew_rows` source rows deep.
+                let (extra, deep) = if self.form == Form::Skew {
+                    (
+                        i64::from(self.sector_elems()) - 1,
+                        i64::from(self.skew_rows()),
+                    )
                 } else {
-                    0
+                    (0, t)
                 };
                 let tiles_x = Expr::named("tiles_x", (cols.clone() + (t - 1)) / t);
-                let tiles_y = (rows.clone() + (extra + t - 1)) / t;
+                let tiles_y = (rows.clone() + (extra + deep - 1)) / deep;
                 let ntiles = Expr::named("ntiles", tiles_x.clone() * tiles_y);
                 let mut lets = if vec > 1 {
                     vec![rows.clone(), cols.clone()]

@@ -252,8 +252,9 @@ impl Kernel {
         let what = match s.form {
             Form::Tile => format!("tile {}", s.tile_elems()),
             Form::Skew => format!(
-                "skew tile {} (writes start on 32-byte sectors; {} extra source rows)",
+                "skew tile {} x {} (writes start on 32-byte sectors; {} extra source rows)",
                 s.tile,
+                g.skew_rows(),
                 g.sector_elems() - 1
             ),
             Form::Tall | Form::Wide => format!(

@@ -115,9 +115,9 @@ pub fn run(
 
 /// [`run`] with the destination pointer at element address `dst_off` (what a
 /// `skew` kernel aligns its writes with; the others ignore it). It computes in the
-/// build the launcher would run: 32-bit where [`Geometry::index32`] allows it.
+/// build the launcher would run ([`Geometry::runs_index32`]).
 ///
-/// [`Geometry::index32`]: crate::form::Geometry::index32
+/// [`Geometry::runs_index32`]: crate::form::Geometry::runs_index32
 pub fn run_at(
     kernel: &Kernel,
     shape: &Shape,
@@ -126,7 +126,7 @@ pub fn run_at(
     grid: Option<Grid>,
     dst_off: u64,
 ) -> Result<Stats, SimError> {
-    let index32 = !shape.is_empty() && kernel.spec.geometry().index32(shape);
+    let index32 = !shape.is_empty() && kernel.spec.geometry().runs_index32(shape);
     run_as(kernel, shape, src, dst, grid, dst_off, index32)
 }
 

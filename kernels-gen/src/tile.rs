@@ -62,19 +62,34 @@ pub(crate) fn tile_moves(
     let out_row = Expr::named("out_row", tile_c.clone() * t + tile_row.clone());
     let col_g = Expr::named("col", tile_c.clone() * t + col.clone());
     if spec.form == Form::Skew {
-        // Shared row 0 is source row `tile_r * t - (s - 1)`: rows are counted `s - 1`
-        // up (`row_s`, `out_s`) so that nothing goes below zero.
-        let s = i64::from(spec.geometry().sector_elems());
-        let row_s = Expr::named("row_s", tile_r.clone() * t + tile_row.clone());
+        // Shared row 0 is source row `tile_r * deep - (s - 1)`: rows are counted
+        // `s - 1` up (`row_s`, `out_s`) so that nothing goes below zero. The write
+        // runs `depth` windows of `t` per destination row: iteration j writes row
+        // `j % per` of the thread's rows in window `j / per`.
+        let g = spec.geometry();
+        let s = i64::from(g.sector_elems());
+        let (depth, deep) = (g.skew_depth(), i64::from(g.skew_rows()));
+        let per = i64::from(iters);
+        let (w_row, window) = if depth > 1 {
+            (
+                v(Var::Ty) + v(Var::J) % per * i64::from(spec.block_rows),
+                v(Var::J) / per * t,
+            )
+        } else {
+            (tile_row.clone(), Expr::Lit(0))
+        };
+        let out_row = Expr::named("out_row", tile_c.clone() * t + w_row.clone());
+        let row_s = Expr::named("row_s", tile_r.clone() * deep + tile_row.clone());
         let shift = Expr::named(
             "shift",
             (out_row.clone() * v(Var::DstLd) + v(Var::DstOff)) % s,
         );
-        let out_s = Expr::named("out_s", tile_r * t + col.clone() + (s - 1) - shift.clone());
+        let in_tile = window + col.clone() + (s - 1) - shift.clone();
+        let out_s = Expr::named("out_s", tile_r * deep + in_tile.clone());
         let read = Move {
             lets: vec![row_s.clone(), col_g.clone()],
             guard: Guard(vec![
-                Less(tile_row.clone(), Expr::Lit(t + s - 1)),
+                Less(tile_row.clone(), Expr::Lit(deep + s - 1)),
                 Less(Expr::Lit(s - 2), row_s.clone()),
                 Less(row_s.clone(), rows.clone() + (s - 1)),
                 Less(col_g.clone(), cols.clone()),
@@ -82,7 +97,7 @@ pub(crate) fn tile_moves(
             from: src_at(row_s - (s - 1), col_g),
             to: shared(tile_row.clone(), col.clone()),
             transpose: false,
-            iters: (spec.tile + spec.geometry().sector_elems() - 1).div_ceil(spec.block_rows),
+            iters: (g.skew_rows() + g.sector_elems() - 1).div_ceil(spec.block_rows),
         };
         let write = Move {
             lets: vec![out_row.clone(), shift.clone(), out_s.clone()],
@@ -91,10 +106,10 @@ pub(crate) fn tile_moves(
                 Less(Expr::Lit(s - 2), out_s.clone()),
                 Less(out_s.clone(), rows + (s - 1)),
             ]),
-            from: shared(col + (s - 1) - shift, tile_row),
+            from: shared(in_tile, w_row),
             to: dst_at(out_row, out_s - (s - 1)),
             transpose: false,
-            iters,
+            iters: iters * depth,
         };
         return (tile_lets, vec![read, write]);
     }

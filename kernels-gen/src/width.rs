@@ -7,7 +7,8 @@
 //! issue-bound kernels (narrow chunks, scalar tiles) are limited by.
 //!
 //! The launcher runs the 32-bit build when [`Geometry::index32`] shows, for that
-//! call, that it computes every address the 64-bit build computes:
+//! call, that it computes every address the 64-bit build computes (and the kernel is
+//! one of those it makes faster, [`Geometry::index32_pays`]):
 //! * `+ - * <<` agree modulo 2^32 whatever the intermediate values (two's-complement
 //!   arithmetic is a ring), and `& | ^` agree on the low 32 bits;
 //! * so only the values that enter a division, a remainder, a right shift,
@@ -17,8 +18,9 @@
 //! * every address a kernel uses lies in its buffer (the simulator checks that), so
 //!   buffers below 2^32 units make the final indices exact too.
 //!
-//! The simulator evaluates a call in the 32-bit build's arithmetic whenever this
-//! check passes, so every simulated shape also tests the argument.
+//! The simulator evaluates a call in the 32-bit build's arithmetic whenever the
+//! launcher would run it ([`Geometry::runs_index32`]), so every simulated shape of
+//! those kernels also tests the argument; a test runs both builds of every kernel.
 //!
 //! ```
 //! use bankfree_gen::{form::{Form, Geometry}, Shape};
@@ -29,7 +31,7 @@
 
 use crate::emit::{MAX_GRID_X, MAX_GRID_Y};
 use crate::expr::{Env, Expr, Less, Op, Var};
-use crate::form::Geometry;
+use crate::form::{Form, Geometry};
 use crate::kernel::{Kernel, Layout};
 use crate::shape::Shape;
 use crate::spec::{Strategy, TransposeSpec};
@@ -240,6 +242,22 @@ fn checks(g: &Geometry) -> Arc<Checks> {
 }
 
 impl Geometry {
+    /// Whether the launcher runs the 32-bit build for `shape`: where it is exact
+    /// ([`Geometry::index32`]) and measured faster ([`Geometry::index32_pays`]).
+    pub fn runs_index32(&self, shape: &Shape) -> bool {
+        self.index32_pays() && self.index32(shape)
+    }
+
+    /// Whether the 32-bit build is the faster one. It is for the issue-bound kernels
+    /// (skew, narrow, scalar 4-byte tiles: 8-38% on the H100) and the 1- and 2-byte
+    /// vec kernels (0.3-4%); square-tile kernels that move elements of 4 bytes or
+    /// more, 8 bytes or more per step (f32 vec 2, f64, 12-byte), ran 0.2-1.1% faster
+    /// in the 64-bit build and 16-byte ones the same (8192 x 8192, both builds
+    /// interleaved in one run; docs/perf.md v6), so those run the 64-bit build.
+    pub fn index32_pays(&self) -> bool {
+        !(self.form == Form::Tile && self.elem_bytes >= 4 && self.elem_bytes * self.vec >= 8)
+    }
+
     /// Whether the 32-bit build of a kernel of this geometry computes every address
     /// of a call over `shape` exactly (see the module docs); the 64-bit build runs
     /// the rest. `shape` must be one the kernel fits.
@@ -352,6 +370,30 @@ mod tests {
         assert!(wide.index32(&Shape::new(3, 1 << 22)));
         let skew = g(Form::Skew, 4, 1);
         assert!(skew.index32(&Shape::new(8191, 8193)));
+    }
+
+    #[test]
+    fn the_launcher_runs_the_measured_faster_build() {
+        let s = Shape::new(8192, 8192);
+        // Issue-bound kernels and 1- and 2-byte vec kernels: 32-bit.
+        for g in [
+            g(Form::Tile, 4, 1),
+            g(Form::Tile, 1, 4),
+            g(Form::Tile, 2, 4),
+            g(Form::Skew, 4, 1),
+            g(Form::Skew, 8, 1),
+        ] {
+            assert!(g.runs_index32(&s), "{g:?}");
+        }
+        assert!(g(Form::Tall, 8, 1).runs_index32(&Shape::new(1 << 22, 3)));
+        // Tiles of 4-byte-or-larger elements, 8 bytes or more per step: 64-bit.
+        for g in [
+            g(Form::Tile, 4, 2),
+            g(Form::Tile, 8, 1),
+            g(Form::Tile, 12, 1),
+        ] {
+            assert!(g.index32(&s) && !g.runs_index32(&s), "{g:?}");
+        }
     }
 
     #[test]

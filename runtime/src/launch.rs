@@ -281,9 +281,10 @@ where
             });
         }
     }
-    // The 32-bit build where it provably computes every index exactly.
+    // The 32-bit build where it provably computes every index exactly and is the
+    // faster build.
     let wide;
-    let kernel = if kernel.index64 || kernel.geometry().index32(shape) {
+    let kernel = if kernel.index64 || kernel.geometry().runs_index32(shape) {
         kernel
     } else {
         wide = kernel.index64();
