@@ -9,9 +9,11 @@
 //! ```
 
 use crate::bank::Model;
+use crate::body::body_of;
+pub use crate::body::{unroll_cap, UNROLL_CAP};
 use crate::expr::{Env, Expr, Var};
 use crate::form::{Form, Geometry};
-use crate::kernel::{Kernel, Layout, Move, STATIC_SHARED_LIMIT};
+use crate::kernel::{Kernel, Layout, STATIC_SHARED_LIMIT};
 use crate::width::{INDEX64_DEFINE, INDEX64_SUFFIX};
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -89,7 +91,7 @@ pub fn launch(g: &Geometry, shared_bytes: u64, batch: u64, rows: u64, cols: u64)
     }
 }
 
-fn decl(out: &mut String, indent: &str, e: &Expr) {
+pub(crate) fn decl(out: &mut String, indent: &str, e: &Expr) {
     let (ty, name, def) = match e {
         Expr::Let(name, def) => (INDEX_TYPE, name, def),
         Expr::Small(name, def) => ("unsigned", name, def),
@@ -236,96 +238,6 @@ fn header(k: &Kernel) -> String {
         s.block_rows,
     );
     h
-}
-
-/// Most copies of a move's body one unrolled `j` loop holds. NVRTC 13.0 spilled
-/// 4 to 28 bytes in 33 of the 1668 grid kernels (block_rows 1 and 2, wide word
-/// arrays) with full unrolling, 5 at a cap of 16 and none at 8 (sm_75/80/90).
-pub const UNROLL_CAP: u32 = 8;
-
-/// Copies of the body allowed for `k`: vec kernels of 4- and 8-byte vectors with the
-/// `pad` and `xor` layouts unroll up to 16 (their rows in flight are what makes them
-/// fast; 16-byte vectors at 16 spilled 8 bytes in the 32-bit build of t32 r2/r4 e4
-/// v4 xor on sm_90); the rest, `rotate` included (t64 r8 2-byte vec 2 spilled 8
-/// bytes on sm_90 at 16), [`UNROLL_CAP`]; tall and wide kernels keep 32 bytes per
-/// thread in flight per unrolled loop (their 8-byte kernel spilled 8 to 40 bytes on
-/// sm_80/90 with 8 copies of its 64-bit addresses live); skew kernels unroll up to 16
-/// (the read of a 32 x 71 tile is 9 rows per thread, all of them in flight).
-pub fn unroll_cap(k: &Kernel) -> u32 {
-    if matches!(k.spec.form, Form::Tall | Form::Wide) {
-        (32 * k.words / k.spec.elem_bytes).clamp(1, UNROLL_CAP)
-    } else if k.spec.form == Form::Skew
-        || (k.spec.vec > 1
-            && k.spec.vec_bytes() < 16
-            && matches!(k.layout, Layout::Pad(_) | Layout::Xor(_)))
-    {
-        2 * UNROLL_CAP
-    } else {
-        UNROLL_CAP
-    }
-}
-
-/// The `j` loop's pragma: unrolled fully while `iters * words` copies of the body
-/// stay within `cap`, else by the largest power of two that does.
-fn unroll(iters: u32, words: u32, cap: u32) -> String {
-    let mut u = iters;
-    while u > 1 && u * words > cap {
-        u /= 2;
-    }
-    if u == iters {
-        "#pragma unroll".into()
-    } else {
-        format!("#pragma unroll {u}")
-    }
-}
-
-fn body_of(out: &mut String, k: &Kernel, mv: &Move) {
-    let ind = "            ";
-    let _ = writeln!(out, "{ind}{}", unroll(mv.iters, k.words, unroll_cap(k)));
-    let _ = writeln!(out, "{ind}for (unsigned j = 0; j < {}; ++j) {{", mv.iters);
-    let inner = format!("{ind}    ");
-    for l in &mv.lets {
-        decl(out, &inner, l);
-    }
-    let _ = writeln!(out, "{inner}if ({}) {{", mv.guard.c());
-    let stmt = format!("{} = {};", mv.to.c(), mv.from.c());
-    if mv.transpose {
-        // Load the block's rows, transpose it in registers, store its columns.
-        let (n, i2) = (k.words, format!("{inner}    "));
-        let _ = writeln!(out, "{i2}{VEC_TYPE} r[{n}], o[{n}];");
-        let _ = writeln!(out, "{i2}#pragma unroll");
-        let _ = writeln!(
-            out,
-            "{i2}for (unsigned k = 0; k < {n}; ++k) r[k] = {};",
-            mv.from.c()
-        );
-        let _ = writeln!(out, "{i2}#pragma unroll");
-        let _ = writeln!(out, "{i2}for (unsigned a = 0; a < {n}; ++a)");
-        let _ = writeln!(out, "{i2}    #pragma unroll");
-        let _ = writeln!(
-            out,
-            "{i2}    for (unsigned c = 0; c < {n}; ++c) o[c].e[a] = r[a].e[c];"
-        );
-        let _ = writeln!(out, "{i2}#pragma unroll");
-        let _ = writeln!(
-            out,
-            "{i2}for (unsigned k = 0; k < {n}; ++k) {} = o[k];",
-            mv.to.c()
-        );
-    } else if k.words > 1 {
-        let _ = writeln!(out, "{inner}    #pragma unroll");
-        let _ = writeln!(
-            out,
-            "{inner}    for (unsigned k = 0; k < {}; ++k) {{",
-            k.words
-        );
-        let _ = writeln!(out, "{inner}        {stmt}");
-        let _ = writeln!(out, "{inner}    }}");
-    } else {
-        let _ = writeln!(out, "{inner}    {stmt}");
-    }
-    let _ = writeln!(out, "{inner}}}");
-    let _ = writeln!(out, "{ind}}}");
 }
 
 /// The C type of a `vec x vec` kernel's accesses: one row of a block.

@@ -37,6 +37,7 @@
 
 pub mod analysis;
 pub mod bank;
+mod body;
 pub mod choice;
 pub mod emit;
 pub mod expr;

@@ -249,13 +249,14 @@ impl Geometry {
     }
 
     /// Whether the 32-bit build is the faster one. It is for the issue-bound kernels
-    /// (skew, narrow, scalar 4-byte tiles: 8-38% on the H100) and the 1- and 2-byte
-    /// vec kernels (0.3-4%); square-tile kernels that move elements of 4 bytes or
-    /// more, 8 bytes or more per step (f32 vec 2, f64, 12-byte), ran 0.2-1.1% faster
-    /// in the 64-bit build and 16-byte ones the same (8192 x 8192, both builds
-    /// interleaved in one run; docs/perf.md v6), so those run the 64-bit build.
+    /// (skew, narrow, scalar 4-byte tiles: 8-38% on the H100) and, since the tile
+    /// kernels stage their loads (docs/perf.md v7), for the vec tiles (1-byte
+    /// +0.5%, 2-byte +0.2%, f32 vec 2 +0.5%) and f64 (the same). Tiles of word-array
+    /// elements (12 and 16 bytes), whose loops unroll too little to be staged, ran
+    /// 1% faster (12-byte) and the same (16-byte) in the 64-bit build (8192 x 8192,
+    /// both builds interleaved in one run), so those run the 64-bit build.
     pub fn index32_pays(&self) -> bool {
-        !(self.form == Form::Tile && self.elem_bytes >= 4 && self.elem_bytes * self.vec >= 8)
+        !(self.form == Form::Tile && self.elem_bytes > 8)
     }
 
     /// Whether the 32-bit build of a kernel of this geometry computes every address
@@ -375,23 +376,22 @@ mod tests {
     #[test]
     fn the_launcher_runs_the_measured_faster_build() {
         let s = Shape::new(8192, 8192);
-        // Issue-bound kernels and 1- and 2-byte vec kernels: 32-bit.
+        // Issue-bound kernels, vec tiles and f64 tiles (staged loads): 32-bit.
         for g in [
             g(Form::Tile, 4, 1),
             g(Form::Tile, 1, 4),
             g(Form::Tile, 2, 4),
+            g(Form::Tile, 4, 2),
+            g(Form::Tile, 8, 1),
             g(Form::Skew, 4, 1),
             g(Form::Skew, 8, 1),
+            g(Form::Skew, 16, 1),
         ] {
             assert!(g.runs_index32(&s), "{g:?}");
         }
-        assert!(g(Form::Tall, 8, 1).runs_index32(&Shape::new(1 << 22, 3)));
-        // Tiles of 4-byte-or-larger elements, 8 bytes or more per step: 64-bit.
-        for g in [
-            g(Form::Tile, 4, 2),
-            g(Form::Tile, 8, 1),
-            g(Form::Tile, 12, 1),
-        ] {
+        assert!(g(Form::Tall, 16, 1).runs_index32(&Shape::new(1 << 22, 3)));
+        // Tiles of 12- and 16-byte elements: 64-bit.
+        for g in [g(Form::Tile, 12, 1), g(Form::Tile, 16, 1)] {
             assert!(g.index32(&s) && !g.runs_index32(&s), "{g:?}");
         }
     }

@@ -126,13 +126,19 @@ where
         .saturating_mul(u64::from(last.elem_bytes));
     let class = tune::Class::new(&fit, &suit, bytes, shape.rows, shape.cols);
     let candidates: Vec<usize> = (0..kernels.len()).filter(|&i| fit[i]).collect();
+    let untuned = || {
+        candidates
+            .iter()
+            .copied()
+            .find(|&i| suit[i])
+            .or_else(|| candidates.first().copied())
+    };
     if tune::tuning() && candidates.len() > 1 && !shape.is_empty() {
-        let mut times = Vec::with_capacity(candidates.len());
-        for &i in &candidates {
-            let ms = tune::time(on, || run(&kernels[i], src, dst, shape, Some(on), true))?;
-            times.push((i, ms));
-        }
-        let best = tune::record(on, kernels, class, times)?;
+        let ms = tune::time_all(on, candidates.len(), |c| {
+            run(&kernels[candidates[c]], src, dst, shape, Some(on), true)
+        })?;
+        let times = candidates.iter().copied().zip(ms).collect();
+        let best = tune::record(on, kernels, class, times, untuned())?;
         return run(&kernels[best], src, dst, shape, Some(on), true);
     }
     let tuned = if candidates.len() > 1 {
@@ -140,9 +146,7 @@ where
     } else {
         None
     };
-    let chosen = tuned
-        .or_else(|| candidates.iter().copied().find(|&i| suit[i]))
-        .or_else(|| candidates.first().copied());
+    let chosen = tuned.or_else(untuned);
     match chosen {
         Some(i) => run(&kernels[i], src, dst, shape, Some(on), true),
         None => run(last, src, dst, shape, Some(on), false), // its Unfit error

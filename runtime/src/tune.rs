@@ -4,10 +4,14 @@
 //! A function written by `#[tiled_transpose]` with `tile = auto` holds a list of
 //! kernels (narrow chunks, skew tiles, vector tiles, the plain tile) and by default
 //! runs the first that fits and suits the call. Inside [`autotune`] each call of it
-//! instead times every kernel that can run the call (2 warm-ups, then the median
-//! of [`REPS`] runs with CUDA events, synchronizing), records the fastest and runs
-//! it. Afterwards, calls of the same *class* run the recorded winner, in this
-//! process and in later ones.
+//! instead times every kernel that can run the call, interleaved: 2 warm-ups each,
+//! then [`ROUNDS`] rounds in which every kernel in turn runs [`PER_ROUND`] times
+//! back to back between two CUDA events (so clock changes and launch gaps hit all
+//! alike); a kernel's time is its median round. The kernel the call would run
+//! untuned keeps the call unless another is more than [`MARGIN`] faster (single
+//! launches timed one kernel after another once picked a kernel 1% slower than the
+//! default, docs/perf.md v6). The winner is recorded and run. Afterwards, calls of
+//! the same *class* run the recorded winner, in this process and in later ones.
 //!
 //! A class is: the device (its name, compute capability and driver version), the
 //! bankfree version, the kernel list (its entry names), which of its kernels fit
@@ -47,8 +51,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock, RwLock};
 
-/// Timed runs per candidate (after 2 warm-ups).
-pub const REPS: usize = 10;
+/// Timed rounds per candidate (after 2 warm-ups).
+pub const ROUNDS: usize = 15;
+/// Back-to-back runs of a candidate per round, between one pair of events.
+pub const PER_ROUND: usize = 5;
+/// How much faster than the untuned choice another kernel must be to win: 1%.
+pub const MARGIN: f64 = 0.01;
 const MAGIC: &str = "bankfree-tune 1";
 
 /// What tuning one call measured.
@@ -212,37 +220,68 @@ pub(crate) fn winner(stream: &CudaStream, kernels: &[KernelSource], class: Class
     at
 }
 
-/// Times `run` (2 warm-ups, then the median of [`REPS`] runs) on `stream`, in ms.
-pub(crate) fn time(stream: &CudaStream, mut run: impl FnMut() -> Result<()>) -> Result<f64> {
+/// Times the `n` candidates `run(0)` .. `run(n - 1)` interleaved on `stream` (see
+/// the module docs); each one's median round, per run, in ms.
+pub(crate) fn time_all(
+    stream: &CudaStream,
+    n: usize,
+    mut run: impl FnMut(usize) -> Result<()>,
+) -> Result<Vec<f64>> {
     let ev = |e| Error::cuda(e, "timing a candidate with CUDA events");
     let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
     let (a, b) = (
         stream.record_event(flags).map_err(ev)?,
         stream.record_event(flags).map_err(ev)?,
     );
-    run()?;
-    run()?;
-    let mut t = Vec::with_capacity(REPS);
-    for _ in 0..REPS {
-        a.record(stream).map_err(ev)?;
-        run()?;
-        b.record(stream).map_err(ev)?;
-        t.push(f64::from(a.elapsed_ms(&b).map_err(ev)?));
+    for i in 0..n {
+        run(i)?;
+        run(i)?;
     }
-    t.sort_by(f64::total_cmp);
-    Ok(t[REPS / 2])
+    let mut t = vec![Vec::with_capacity(ROUNDS); n];
+    for _ in 0..ROUNDS {
+        for (i, rounds) in t.iter_mut().enumerate() {
+            a.record(stream).map_err(ev)?;
+            for _ in 0..PER_ROUND {
+                run(i)?;
+            }
+            b.record(stream).map_err(ev)?;
+            rounds.push(f64::from(a.elapsed_ms(&b).map_err(ev)?) / PER_ROUND as f64);
+        }
+    }
+    Ok(t.into_iter().map(|mut r| median(&mut r)).collect())
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The winner among `times` (index in the list, ms): the fastest, unless `untuned`
+/// (what the call runs without a record) is within [`MARGIN`] of it.
+fn pick(times: &[(usize, f64)], untuned: Option<usize>) -> usize {
+    let best = times
+        .iter()
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map_or(0, |t| t.0);
+    let fastest = times.iter().find(|t| t.0 == best).map_or(0.0, |t| t.1);
+    match untuned.and_then(|u| times.iter().find(|t| t.0 == u)) {
+        Some(&(u, ms)) if ms <= fastest * (1.0 + MARGIN) => u,
+        _ => best,
+    }
 }
 
 /// Keeps `times` (index in the list, ms) as this class's measurement: in memory,
-/// in the cache folder and in the [`autotune`] report. Returns the winner's index.
+/// in the cache folder and in the [`autotune`] report. Returns the winner's index
+/// ([`pick`]; `untuned` is the kernel the call runs without a record).
 pub(crate) fn record(
     stream: &CudaStream,
     kernels: &[KernelSource],
     class: Class,
     mut times: Vec<(usize, f64)>,
+    untuned: Option<usize>,
 ) -> Result<usize> {
     times.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let best = times.first().map_or(0, |t| t.0);
+    let best = pick(&times, untuned);
     let device = device_text(stream.context())?;
     let text = class_text(&device, kernels, &class);
     let named: Vec<(String, f64)> = times
@@ -250,7 +289,7 @@ pub(crate) fn record(
         .map(|&(i, ms)| (kernels[i].entry.to_string(), ms))
         .collect();
     if let Some(dir) = folder() {
-        if let Err(e) = save(&dir, &text, &named) {
+        if let Err(e) = save(&dir, &text, &kernels[best].entry, &named) {
             log::warn!(
                 "bankfree: cannot keep the tuning in {} ({e}); it lasts for this process only",
                 dir.display()
@@ -283,9 +322,9 @@ fn path(dir: &Path, class: &str) -> PathBuf {
     dir.join(format!("{h}.tune"))
 }
 
-/// Writes a record (to a temporary name, then renamed: readers see all or nothing).
-pub fn save(dir: &Path, class: &str, times: &[(String, f64)]) -> std::io::Result<()> {
-    let winner = times.first().map_or("", |t| t.0.as_str());
+/// Writes a record: the class, the winner and every candidate's time (to a
+/// temporary name, then renamed: readers see all or nothing).
+pub fn save(dir: &Path, class: &str, winner: &str, times: &[(String, f64)]) -> std::io::Result<()> {
     let mut text = format!("{MAGIC}\nclass: {class}\nwinner: {winner}\n");
     for (entry, ms) in times {
         text.push_str(&format!("{entry} {ms:.6} ms\n"));
@@ -323,7 +362,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("bankfree-tune-test-{}", std::process::id()));
         let class = "H100 (sm_90), driver 13.0; bankfree 0.1.0; kernels a,b; fit 11 suit 01, up to 2^28 bytes";
         let times = vec![("b".to_string(), 0.25), ("a".to_string(), 0.5)];
-        save(&dir, class, &times).expect("writable temp folder");
+        save(&dir, class, "b", &times).expect("writable temp folder");
         assert_eq!(load(&dir, class).as_deref(), Some("b"));
         // Another class (another driver) has its own file: none yet.
         assert_eq!(load(&dir, &class.replace("13.0", "13.1")), None);
@@ -336,6 +375,24 @@ mod tests {
         std::fs::write(&p, MAGIC).expect("rewrite");
         assert_eq!(load(&dir, class), None);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_untuned_choice_keeps_the_call_unless_another_is_clearly_faster() {
+        let times = [(2, 1.000), (0, 1.008), (1, 1.2)];
+        assert_eq!(pick(&times, Some(0)), 0); // 0.8% slower: within the margin
+        assert_eq!(pick(&times, Some(1)), 2); // 20% slower: the fastest wins
+        assert_eq!(pick(&times, None), 2);
+        assert_eq!(pick(&times, Some(7)), 2); // not a candidate
+        assert_eq!(pick(&[(3, 0.5), (1, 0.504)], Some(1)), 1);
+        assert_eq!(pick(&[(3, 0.5), (1, 0.506)], Some(1)), 3); // 1.2%
+        assert_eq!(pick(&[(3, 0.5), (1, 0.506)], Some(3)), 3);
+    }
+
+    #[test]
+    fn medians_take_the_middle_round() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 3.0);
     }
 
     #[test]
