@@ -67,17 +67,38 @@ fn pragma(u: u32, iters: u32) -> String {
     }
 }
 
-/// Writes `mv`'s loop. A move of a `tile`-form kernel that reads global memory and
-/// unrolls fully is staged: all its loads into registers, then all its stores. The
-/// rest run one load-store pair per iteration: staging the reads of shared memory
-/// too doubled the registers of some kernels for loads that take tens of cycles,
-/// not hundreds; the skew tile ran 0.3% slower staged (8191 x 8193 f32), and the
-/// 12-byte tile, which unrolls 2 of its 8 rows, 0.6-1% slower staged 2 rows at a
-/// time (H100, docs/perf.md v7).
+/// Whether `mv`, unrolled by `u`, is staged: a move of a `tile`-form kernel with a
+/// shared tile that reads global memory, unrolls fully and has 2 to 4 iterations
+/// of accesses narrower than 16 bytes. Measured (H100, docs/perf.md v7): the skew
+/// tile ran 0.3% slower staged (8191 x 8193 f32), the 12-byte tile, which unrolls 2
+/// of its 8 rows, 0.6-1% slower staged 2 rows at a time; staging the reads of
+/// shared memory too doubled some kernels' registers for loads of tens of cycles,
+/// not hundreds. NVRTC 13.0 spilled 8 to 32 bytes staging 8 rows (tile 64, 8 thread
+/// rows: f32 vec 2 and the naive 2-byte kernel, 64-bit builds on sm_90) and 16-byte
+/// vectors (t32 r16 f32 vec 4 rotate, sm_75/80).
+fn stages(k: &Kernel, mv: &Move, u: u32) -> bool {
+    mv.from.mem == Mem::Src
+        && k.spec.form == Form::Tile
+        && k.layout != Layout::Direct
+        && (2..=4).contains(&mv.iters)
+        && u == mv.iters
+        && access_bytes(k) < 16
+}
+
+/// Bytes of one access of `k`: a block row, or a unit of an element.
+fn access_bytes(k: &Kernel) -> u32 {
+    if k.spec.vec > 1 {
+        k.spec.vec_bytes()
+    } else {
+        k.unit.bytes()
+    }
+}
+
+/// Writes `mv`'s loop: staged ([`stages`]) as all its loads into registers, then
+/// all its stores; else one load-store pair per iteration.
 pub(crate) fn body_of(out: &mut String, k: &Kernel, mv: &Move) {
     let u = unroll_by(mv.iters, k.words, unroll_cap(k));
-    let staged =
-        mv.from.mem == Mem::Src && k.spec.form == Form::Tile && mv.iters > 1 && u == mv.iters;
+    let staged = stages(k, mv, u);
     // Values per iteration: the block's rows (transpose) or the element's words.
     let n = if mv.transpose || k.words > 1 {
         k.words
