@@ -190,3 +190,62 @@ fn transpose_store(out: &mut String, i: &str, n: u32, to: &str, row: impl Fn(&st
     let _ = writeln!(out, "{i}#pragma unroll");
     let _ = writeln!(out, "{i}for (unsigned k = 0; k < {n}; ++k) {to} = o[k];");
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::choice::fast_kernel;
+    use crate::emit::emit;
+    use crate::form::Form;
+    use crate::kernel::Kernel;
+    use crate::spec::{Strategy, TransposeSpec};
+
+    fn staged(spec: TransposeSpec) -> bool {
+        emit(&Kernel::build(spec).expect("buildable")).contains(" stage[")
+    }
+
+    fn spec(tile: u32, elem_bytes: u32, strategy: Strategy) -> TransposeSpec {
+        TransposeSpec::new(tile, elem_bytes, strategy).expect("valid spec")
+    }
+
+    #[test]
+    fn the_measured_defaults_but_word_arrays_stage_their_loads() {
+        for (e, want) in [
+            (1, true),
+            (2, true),
+            (4, true),
+            (8, true),
+            (12, false),
+            (16, false),
+        ] {
+            for s in [Strategy::Pad(None), Strategy::Xor] {
+                let k = fast_kernel(&spec(32, e, s)).unwrap_or_else(|| {
+                    Kernel::build(spec(32, e, s)).expect("the plain kernel builds")
+                });
+                assert_eq!(emit(&k).contains(" stage["), want, "{e}-byte {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn skew_naive_long_and_16_byte_vector_moves_are_not_staged() {
+        let skew = spec(64, 4, Strategy::Pad(None)).with_form(Form::Skew);
+        assert!(!staged(skew.expect("skew spec")));
+        assert!(!staged(spec(32, 4, Strategy::Naive)));
+        // Tile 64 with 8 thread rows: 8 iterations.
+        assert!(!staged(spec(64, 4, Strategy::Pad(None))));
+        let v4 = spec(32, 4, Strategy::Pad(None))
+            .with_block_rows(16)
+            .and_then(|s| s.with_vec(4));
+        assert!(!staged(v4.expect("vec 4 spec")));
+        // The plain f32 tile (4 iterations of 4 bytes) is.
+        assert!(staged(spec(32, 4, Strategy::Pad(None))));
+    }
+
+    #[test]
+    fn a_staged_move_loads_everything_before_its_first_store() {
+        let src = emit(&fast_kernel(&spec(32, 1, Strategy::Xor)).expect("1-byte default"));
+        let last_load = src.rfind("] = src[").expect("a load");
+        let first_store = src.find("] = stage[").expect("a shared store");
+        assert!(last_load < first_store, "{src}");
+    }
+}
