@@ -92,9 +92,18 @@ CHUNKS = [  # the final emission (new2: skew unstaged, 12-byte staged 2 rows at 
     ("8192^2 f32", 4, 8192, 8192, [("e4p.cu", "old64 new232"), ("e4x.cu", "old64 new232")]),
     ("8192^2 f64", 8, 8192, 8192, [("e8p.cu", "old64 new232"), ("e8x.cu", "old64 new232")]),
 ]
+ASSUME = [  # new4: the committed emission; asm: the same with __builtin_assume(tx < T),
+           # __builtin_assume(ty < R) after the thread indices
+    ("8191x8193 f32", 4, 8191, 8193, [("skew.cu", "new432 asm32")]),
+    ("8192x8193 f32", 4, 8192, 8193, [("skew.cu", "new432 asm32")]),
+    ("8192^2 u8", 1, 8192, 8192, [("u8x_t32r16.cu", "new432 asm32"), ("u8p_t32r16.cu", "new432 asm32")]),
+    ("8192^2 2-byte", 2, 8192, 8192, [("e2x.cu", "new432 asm32")]),
+    ("8192^2 f32", 4, 8192, 8192, [("e4p.cu", "new432 asm32")]),
+    ("8192^2 f64", 8, 8192, 8192, [("e8x.cu", "new432 asm32")]),
+]
 what = sys.argv[1:]
-cases = {"builds": BUILDS, "chunks": CHUNKS}.get(what[0] if what else "", FIRST)
-what = [w for w in what if w not in ("builds", "chunks")]
+cases = {"builds": BUILDS, "chunks": CHUNKS, "assume": ASSUME}.get(what[0] if what else "", FIRST)
+what = [w for w in what if w not in ("builds", "chunks", "assume")]
 for name, e, rows, cols, ks in cases:
     if what and not any(w in name for w in what):
         continue
