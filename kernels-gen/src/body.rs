@@ -24,7 +24,7 @@ use std::fmt::Write;
 /// Most copies of a move's body one unrolled `j` loop holds. NVRTC 13.0 spilled
 /// 4 to 28 bytes in 33 of the 1668 grid kernels (block_rows 1 and 2, wide word
 /// arrays) with full unrolling, 5 at a cap of 16 and none at 8 (sm_75/80/90).
-pub const UNROLL_CAP: u32 = 8;
+pub(crate) const UNROLL_CAP: u32 = 8;
 
 /// Copies of the body allowed for `k`: vec kernels of 4- and 8-byte vectors with the
 /// `pad` and `xor` layouts unroll up to 16 (their rows in flight are what makes them
@@ -34,7 +34,7 @@ pub const UNROLL_CAP: u32 = 8;
 /// thread in flight per unrolled loop (their 8-byte kernel spilled 8 to 40 bytes on
 /// sm_80/90 with 8 copies of its 64-bit addresses live); skew kernels unroll up to 16
 /// (the read of a 32 x 71 tile is 9 rows per thread, all of them in flight).
-pub fn unroll_cap(k: &Kernel) -> u32 {
+pub(crate) fn unroll_cap(k: &Kernel) -> u32 {
     if matches!(k.spec.form, Form::Tall | Form::Wide) {
         (32 * k.words / k.spec.elem_bytes).clamp(1, UNROLL_CAP)
     } else if k.spec.form == Form::Skew
@@ -82,16 +82,7 @@ fn stages(k: &Kernel, mv: &Move, u: u32) -> bool {
         && k.layout != Layout::Direct
         && (2..=4).contains(&mv.iters)
         && u == mv.iters
-        && access_bytes(k) < 16
-}
-
-/// Bytes of one access of `k`: a block row, or a unit of an element.
-fn access_bytes(k: &Kernel) -> u32 {
-    if k.spec.vec > 1 {
-        k.spec.vec_bytes()
-    } else {
-        k.unit.bytes()
-    }
+        && k.unit.bytes() < 16
 }
 
 /// Writes `mv`'s loop: staged ([`stages`]) as all its loads into registers, then
@@ -100,11 +91,7 @@ pub(crate) fn body_of(out: &mut String, k: &Kernel, mv: &Move) {
     let u = unroll_by(mv.iters, k.words, unroll_cap(k));
     let staged = stages(k, mv, u);
     // Values per iteration: the block's rows (transpose) or the element's words.
-    let n = if mv.transpose || k.words > 1 {
-        k.words
-    } else {
-        1
-    };
+    let n = k.words;
     let (from, to) = (mv.from.c(), mv.to.c());
     let ind = "            ";
     if !staged {

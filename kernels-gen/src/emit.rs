@@ -10,7 +10,6 @@
 
 use crate::bank::Model;
 use crate::body::body_of;
-pub use crate::body::{unroll_cap, UNROLL_CAP};
 use crate::expr::{Env, Expr, Var};
 use crate::form::{Form, Geometry};
 use crate::kernel::{Kernel, Layout, STATIC_SHARED_LIMIT};

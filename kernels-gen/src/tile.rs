@@ -89,7 +89,7 @@ pub(crate) fn tile_moves(
         let read = Move {
             lets: vec![row_s.clone(), col_g.clone()],
             guard: Guard(vec![
-                Less(tile_row.clone(), Expr::Lit(deep + s - 1)),
+                Less(tile_row.clone(), Expr::Lit(i64::from(g.shared_rows()))),
                 Less(Expr::Lit(s - 2), row_s.clone()),
                 Less(row_s.clone(), rows.clone() + (s - 1)),
                 Less(col_g.clone(), cols.clone()),
@@ -97,7 +97,7 @@ pub(crate) fn tile_moves(
             from: src_at(row_s - (s - 1), col_g),
             to: shared(tile_row.clone(), col.clone()),
             transpose: false,
-            iters: (g.skew_rows() + g.sector_elems() - 1).div_ceil(spec.block_rows),
+            iters: g.shared_rows().div_ceil(spec.block_rows),
         };
         let write = Move {
             lets: vec![out_row.clone(), shift.clone(), out_s.clone()],

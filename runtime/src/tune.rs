@@ -259,11 +259,9 @@ fn median(v: &mut [f64]) -> f64 {
 /// The winner among `times` (index in the list, ms): the fastest, unless `untuned`
 /// (what the call runs without a record) is within [`MARGIN`] of it.
 fn pick(times: &[(usize, f64)], untuned: Option<usize>) -> usize {
-    let best = times
-        .iter()
-        .min_by(|a, b| a.1.total_cmp(&b.1))
-        .map_or(0, |t| t.0);
-    let fastest = times.iter().find(|t| t.0 == best).map_or(0.0, |t| t.1);
+    let Some(&(best, fastest)) = times.iter().min_by(|a, b| a.1.total_cmp(&b.1)) else {
+        return 0;
+    };
     match untuned.and_then(|u| times.iter().find(|t| t.0 == u)) {
         Some(&(u, ms)) if ms <= fastest * (1.0 + MARGIN) => u,
         _ => best,
