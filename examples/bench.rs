@@ -16,9 +16,11 @@
 use bankfree::cudarc::driver::{
     CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits,
 };
-use bankfree::gen::choice::auto_kernels;
-use bankfree::gen::form::Form;
-use bankfree::gen::spec::{allowed_vecs, ALL_STRATEGIES};
+use bankfree::gen::check::fit::refusal;
+use bankfree::gen::kernel::geometry::allowed_vecs;
+use bankfree::gen::kernel::grid::ALL_STRATEGIES;
+use bankfree::gen::select::choice::auto_kernels;
+use bankfree::gen::Form;
 use bankfree::gen::{Kernel, Shape, Strategy, TransposeSpec};
 use bankfree::runtime::{autotune, probe, transpose, transpose_first, KernelSource};
 use std::process::ExitCode;
@@ -260,7 +262,7 @@ where
             continue; // refused by the generator (shared memory, no conflict-free layout)
         };
         let k = KernelSource::from_kernel(&kernel);
-        if k.fits(&shape).is_err() {
+        if refusal(&k.geometry, &shape).is_some() {
             continue;
         }
         timed.push((what, Impl::One(k)));

@@ -1,4 +1,4 @@
-//! Seed 003's program in Rust: read an 8-bit grayscale, RGB or RGBA PNG or JPEG,
+//! An image transpose: read an 8-bit grayscale, RGB or RGBA PNG or JPEG,
 //! transpose it on the GPU, write the result, and check it against a CPU transpose.
 //! With no argument (or an empty IN) it makes a 1920 x 1080 RGB test image.
 //!
@@ -8,7 +8,7 @@
 //! element size bankfree supports) is widened to RGBA for the GPU and narrowed back.
 
 use bankfree::cudarc::driver::{CudaContext, CudaSlice};
-use bankfree::gen::{sim::transpose_elems, Shape};
+use bankfree::gen::{check::sim::transpose_elems, Shape};
 use bankfree::runtime::probe;
 use bankfree::tiled_transpose;
 use image::{DynamicImage, GrayImage, RgbImage, RgbaImage};

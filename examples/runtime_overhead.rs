@@ -12,7 +12,7 @@
 
 use bankfree::cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
 use bankfree::cudarc::nvrtc::Ptx;
-use bankfree::gen::choice::auto_kernels;
+use bankfree::gen::select::choice::auto_kernels;
 use bankfree::gen::{Kernel, Shape, Strategy, TransposeSpec};
 use bankfree::runtime::compiler::{compile, Format};
 use bankfree::runtime::{probe, stats, transpose, transpose_first, KernelSource};

@@ -7,7 +7,7 @@
 //! prints the kernels' bank verdicts, and exits with status 2.
 
 use bankfree::cudarc::driver::{CudaContext, CudaSlice};
-use bankfree::gen::{bank::Model, Kernel, Shape, Strategy, TransposeSpec};
+use bankfree::gen::{Kernel, Model, Shape, Strategy, TransposeSpec};
 use bankfree::runtime::{probe, stats};
 use bankfree::tiled_transpose;
 use std::process::ExitCode;

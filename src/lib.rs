@@ -1,26 +1,42 @@
-//! bankfree: bank-conflict-free tiled CUDA transposes.
+//! bankfree: bank-conflict-free tiled CUDA transposes, proven conflict-free before
+//! they run.
 //!
-//! * [`gen`] (`bankfree-gen`) builds kernels from a spec, proves their shared-memory
-//!   accesses conflict-free and simulates them on the CPU;
-//! * [`runtime`] (`bankfree-runtime`) compiles them with NVRTC for the GPU at hand,
-//!   caches them in memory and on disk, and launches them;
-//! * `cudarc` is re-exported so users get the matching version.
-//!
-//! Without the attribute, build a kernel and launch it through the runtime:
+//! Annotate a function signature and call it:
 //!
 //! ```no_run
-//! use bankfree::gen::{Kernel, Shape, Strategy, TransposeSpec};
-//! use bankfree::runtime::{transpose, KernelSource};
-//! let kernel = KernelSource::from_kernel(&Kernel::build(TransposeSpec::new(32, 4, Strategy::Xor)?)?);
-//! let stream = bankfree::cudarc::driver::CudaContext::new(0)?.default_stream();
-//! let src = stream.clone_htod(&vec![1.0f32; 64 * 48])?;
-//! let mut dst = stream.alloc_zeros::<f32>(64 * 48)?;
-//! transpose(&kernel, &src, &mut dst, &Shape::new(64, 48), None)?;
-//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! use bankfree::prelude::*;
+//!
+//! /// A pixel of three floats: `derive(Element)` checks it is plain old data.
+//! #[derive(Clone, Copy, Default, bankfree::Element)]
+//! #[repr(C)]
+//! pub struct Rgb { r: f32, g: f32, b: f32 }
+//!
+//! /// Transposes a `rows x cols` image into `dst` (`cols x rows`).
+//! #[tiled_transpose(strategy = pad)]
+//! pub fn transpose_rgb(src: &CudaSlice<Rgb>, dst: &mut CudaSlice<Rgb>,
+//!                      rows: usize, cols: usize) -> bankfree::Result<()>;
+//!
+//! fn main() -> bankfree::Result<()> {
+//!     let stream = CudaContext::new(0)?.default_stream();       // cudarc errors `?` too
+//!     let src = stream.clone_htod(&vec![Rgb::default(); 1080 * 1920])?;
+//!     let mut dst = stream.alloc_zeros::<Rgb>(1080 * 1920)?;
+//!     transpose_rgb(&src, &mut dst, 1080, 1920)?;
+//!     stream.synchronize()?;
+//!     Ok(())
+//! }
 //! ```
+//!
+//! * [`tiled_transpose`] writes the kernel, proves it conflict-free at compile time
+//!   and writes the launch glue; [`Element`] is what it moves (derive it).
+//! * [`autotune`] times the kernels a call could run and keeps the fastest.
+//! * [`gen`] (`bankfree-gen`) builds kernels from a spec, proves their
+//!   shared-memory accesses conflict-free and simulates them on the CPU; [`runtime`]
+//!   (`bankfree-runtime`) compiles them with NVRTC, caches and launches them: for
+//!   variants of your own.
+//! * [`cudarc`] and [`half`] are re-exported so your buffers and ours agree.
 
 pub use bankfree_gen as gen;
-pub use bankfree_macros::tiled_transpose;
+pub use bankfree_macros::{tiled_transpose, Element};
 pub use bankfree_runtime as runtime;
 pub use bankfree_runtime::{autotune, Error, Result, Tuning};
 pub use cudarc;
@@ -30,24 +46,40 @@ pub use half;
 #[path = "private.rs"]
 pub mod __private;
 
-/// Element types a transpose may move: plain old data of a size `bankfree-gen`
-/// supports (1, 2, 4, 8, 16 bytes, or another multiple of 4 up to 64).
+/// What most programs need: the attribute, [`Element`], errors, autotuning and
+/// cudarc's buffer, stream and context types.
+pub mod prelude {
+    pub use crate::{autotune, tiled_transpose, Element, Error, Result, Tuning};
+    pub use cudarc::driver::{CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut};
+}
+
+/// Element types a transpose may move: plain old data of a size the generator
+/// supports, one of [`gen::ELEM_SIZES`].
 ///
-/// A transpose copies elements byte for byte, so any `Copy` type with no
-/// references and no invariant on its bytes qualifies:
+/// A transpose copies elements byte for byte. Derive it for your own structs: the
+/// derive checks `#[repr(C)]` (or `#[repr(transparent)]`), that every field is an
+/// `Element` and that there is no padding, and also implements cudarc's
+/// `DeviceRepr` and `ValidAsZeroBits`, so the type can be allocated and copied
+/// with cudarc without `unsafe`:
 ///
 /// ```
-/// #[derive(Clone, Copy)]
+/// #[derive(Clone, Copy, bankfree::Element)]
 /// #[repr(C)]
 /// struct Rgb { r: f32, g: f32, b: f32 }
-/// // SAFETY: three f32s, `repr(C)`, no padding, valid for any bytes.
-/// unsafe impl bankfree::Element for Rgb {}
+///
+/// #[derive(Clone, Copy, bankfree::Element)]
+/// #[repr(transparent)]
+/// struct Meters(f64);
 /// ```
+///
+/// The primitive numbers, [`half::f16`], [`half::bf16`] and arrays of elements
+/// are elements already.
 ///
 /// # Safety
 /// Implementors must be valid for any bit pattern copied from another value of the
-/// type (no pointers, references or niches), and `repr(C)` or primitive.
-#[allow(unsafe_code)] // a marker the user promises with `unsafe impl`
+/// type (no pointers, references or niches, no padding), and `repr(C)`,
+/// `repr(transparent)` or primitive. `#[derive(Element)]` checks all of this.
+#[allow(unsafe_code)] // a marker whose promise the derive checks
 pub unsafe trait Element: Copy + 'static {}
 
 macro_rules! elements {

@@ -1,9 +1,13 @@
 //! Support for the code `#[tiled_transpose]` expands to. Not a public API: names and
 //! signatures here change whenever the attribute's expansion does.
 
-pub use bankfree_gen::form::Form;
+pub use bankfree_gen::{Form, Geometry};
 pub use bankfree_runtime::KernelSource;
 pub use std::borrow::Cow;
+
+/// Compiles only for `T: Element`: `#[derive(Element)]` calls it once per field,
+/// spanned at the field's type.
+pub fn is_element<T: crate::Element>() {}
 
 use bankfree_gen::Shape;
 

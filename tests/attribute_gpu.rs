@@ -2,7 +2,7 @@
 //! transpose. Run there with `--include-ignored`.
 
 use bankfree::cudarc::driver::{CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut};
-use bankfree::gen::{sim::transpose_elems, Shape};
+use bankfree::gen::{check::sim::transpose_elems, Shape};
 use bankfree::tiled_transpose;
 
 #[tiled_transpose(strategy = pad)]

@@ -8,9 +8,12 @@
 #![allow(unsafe_code)] // the 12-byte element's `DeviceRepr`, as a user's crate would write it
 
 use bankfree::cudarc::driver::{CudaContext, CudaStream, DeviceRepr, ValidAsZeroBits};
-use bankfree::gen::form::Form;
-use bankfree::gen::spec::{allowed_vecs, SpecError, ALL_STRATEGIES, TILES};
-use bankfree::gen::{sim::transpose_elems, Kernel, Shape, Strategy, TransposeSpec};
+use bankfree::gen::check::fit::refusal;
+use bankfree::gen::kernel::geometry::{allowed_vecs, TILES};
+use bankfree::gen::kernel::grid::ALL_STRATEGIES;
+use bankfree::gen::Form;
+use bankfree::gen::SpecError;
+use bankfree::gen::{check::sim::transpose_elems, Kernel, Shape, Strategy, TransposeSpec};
 use bankfree::runtime::{transpose, transpose_first, Error, KernelSource};
 use std::sync::Arc;
 
@@ -174,10 +177,10 @@ where
             // it, as the attribute has it; where it cannot run the call, it must say
             // so when asked alone.
             let list = [k.clone(), scalar.clone()];
-            let alone = k.vec == 1 && matches!(k.form, Form::Tile | Form::Skew);
+            let alone = k.geometry.vec == 1 && matches!(k.geometry.form, Form::Tile | Form::Skew);
             let list = if alone { &list[..1] } else { &list[..] };
             if off == 0 {
-                if k.fits(&shape).is_err() {
+                if refusal(&k.geometry, &shape).is_some() {
                     let alone = transpose(k, &src, &mut dst, &shape, None);
                     assert!(
                         matches!(alone, Err(Error::Unfit { .. })),
@@ -202,7 +205,7 @@ where
             runs += 1;
             // The 64-bit build (what calls of 2^32 units and more run) of the tile-32
             // kernels, on the same call.
-            if off == 0 && k.tile == 32 && k.fits(&shape).is_ok() {
+            if off == 0 && k.geometry.tile == 32 && refusal(&k.geometry, &shape).is_none() {
                 s.memcpy_dtod(&poison_d, &mut dst).expect("poison");
                 let wide = k.index64();
                 transpose(&wide, &src, &mut dst, &shape, None)

@@ -77,7 +77,7 @@ pub fn interleaved_ms(
 /// `dst` = `src` transposed, on the CPU (the reference).
 pub fn cpu_transpose<T: Copy>(s: &Shape, src: &[T], dst: &mut [T]) {
     // The examples size their buffers from the shape, so this cannot fail.
-    let _ = bankfree::gen::sim::transpose_elems(s, src, dst);
+    let _ = bankfree::gen::check::sim::transpose_elems(s, src, dst);
 }
 
 /// Deterministic pseudo-random values, never all zero.

@@ -1,20 +1,34 @@
 //! `bankfree-gen`: tiled-transpose kernels as data, rendered to CUDA C, simulated on
 //! the CPU and proven free of shared-memory bank conflicts. No GPU needed.
 //!
+//! # Layers
+//! Each folder is a layer; a module uses only its own layer and the ones below it
+//! (a unit test reads every `use crate::...` and fails otherwise):
+//!
+//! | layer | modules | what |
+//! |---|---|---|
+//! | [`memo`] | | one process-wide memo |
+//! | [`ir`] | `expr`, `parse`, `shape` | index expressions, their parser, a call's shape |
+//! | [`hw`] | `bank`, `occupancy` | the bank and occupancy models |
+//! | [`kernel`] | `geometry`, `layout`, `spec`, `moves`, `launch`, ... | building a kernel for a spec and a layout |
+//! | [`check`] | `analysis`, `resolve`, `sim`, `index32`, `fit` | the bank analysis, the layout search, the simulator, the 32-bit proof, fit |
+//! | [`render`] | `cuda`, `writer`, `svg` | CUDA C and bank-map pictures |
+//! | [`select`] | `choice` | the measured defaults |
+//!
 //! # One source of truth per index
-//! Every address the kernel touches is one [`expr::Expr`], built once in
-//! [`kernel::Kernel::with_layout`]. The same value is
-//! * printed as C by [`emit::emit`] ([`expr::Expr::c`]),
-//! * evaluated by the simulator [`sim::run`] for every thread of every block,
-//! * evaluated by the analyzer [`analysis::analyze`] for every lane of every warp.
+//! Every address the kernel touches is one [`ir::expr::Expr`], built once in
+//! [`Kernel::with_layout`]. The same value is
+//! * printed as C by [`emit`] ([`ir::expr::Expr::c`]),
+//! * evaluated by the simulator [`check::sim::run`] for every thread of every block,
+//! * evaluated by the analyzer [`check::analysis::analyze`] for every lane of every
+//!   warp.
 //!
 //! Only the loop nest around the accesses (batch, tile, `j`, `k`) is written in
 //! both the emitter and the simulator, from the same spec constants.
 //!
 //! # Example
 //! ```
-//! use bankfree_gen::{bank::Model, emit::emit, kernel::Kernel, shape::Shape, sim,
-//!                    spec::{Strategy, TransposeSpec}};
+//! use bankfree_gen::{check::sim, emit, Kernel, Model, Shape, Strategy, TransposeSpec};
 //! let spec = TransposeSpec::new(32, 4, Strategy::Pad(None))?;
 //! let kernel = Kernel::build(spec)?;                  // pad resolved to 1 by the analyzer
 //! assert!(kernel.analyze(Model::Hopper).conflict_free);
@@ -30,29 +44,32 @@
 //! ```
 //!
 //! # The bank models
-//! [`bank::Model::Hopper`] is what ncu counted on an H100 (32 banks x 4 bytes; up to
+//! [`Model::Hopper`] is what ncu counted on an H100 (32 banks x 4 bytes; up to
 //! 4-byte accesses per warp with same-word lanes free, 8-byte per half-warp, 16-byte
-//! per quarter-warp). [`bank::Model::Legacy16`] is CUDA 1.x's 16 banks and half-warps,
+//! per quarter-warp). [`Model::Legacy16`] is CUDA 1.x's 16 banks and half-warps,
 //! for the classic worked examples.
 
-pub mod analysis;
-pub mod bank;
-mod body;
-pub mod choice;
-pub mod emit;
-pub mod expr;
-pub mod fit;
-pub mod form;
-pub mod kernel;
-pub mod occupancy;
-pub mod parse;
-pub mod shape;
-pub mod sim;
-pub mod spec;
-pub mod svg;
-mod tile;
-pub mod width;
+pub mod memo;
 
+pub mod ir;
+
+pub mod hw;
+
+pub mod kernel;
+
+pub mod check;
+
+pub mod render;
+
+pub mod select;
+
+#[cfg(test)]
+mod layering;
+
+pub use check::fit::Refusal;
+pub use hw::bank::Model;
+pub use ir::shape::{Shape, ShapeError};
+pub use kernel::geometry::{Form, Geometry, ELEM_SIZES};
+pub use kernel::spec::{SpecError, Strategy, TransposeSpec};
 pub use kernel::Kernel;
-pub use shape::Shape;
-pub use spec::{Strategy, TransposeSpec};
+pub use render::cuda::emit;

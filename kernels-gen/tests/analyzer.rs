@@ -1,9 +1,12 @@
 //! The bank analyzer against measured facts (../shared/notes/gpu-facts.md), the
-//! seeds' worked examples, and every spec of the grid.
+//! classic worked examples of bank conflicts, and every spec of the grid.
 
-use bankfree_gen::bank::{analyze, Model};
-use bankfree_gen::kernel::{Kernel, Layout};
-use bankfree_gen::spec::{all_elem_bytes, grid, SpecError, Strategy, TransposeSpec, MAX_PAD};
+use bankfree_gen::hw::bank::analyze;
+use bankfree_gen::kernel::geometry::all_elem_bytes;
+use bankfree_gen::kernel::grid::grid;
+use bankfree_gen::kernel::launch::MAX_SHARED_BYTES;
+use bankfree_gen::kernel::layout::{Layout, MAX_PAD};
+use bankfree_gen::{Kernel, Model, SpecError, Strategy, TransposeSpec};
 
 /// Wavefronts and ideal of `elem[f(lane)]` for the first `lanes` lanes.
 fn cost(model: Model, bytes: u32, lanes: u64, f: impl Fn(u64) -> u64) -> (u32, u32) {
@@ -44,7 +47,7 @@ fn reproduces_the_h100_measurements() {
 }
 
 #[test]
-fn seed_004_tables() {
+fn stride_tables_of_the_classic_write_ups() {
     // tile[threadIdx.x][0] with float tile[32][32]: addresses 0, 128, ... 3968, all bank 0.
     let lanes = |cols: u64, n: u64| {
         let addrs: Vec<Option<u64>> = (0..32).map(|l| (l < n).then_some(l * cols * 4)).collect();
@@ -81,7 +84,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 #[test]
-fn seed_001_stride_rule() {
+fn odd_strides_are_conflict_free() {
     // With m banks, stride s (in words) and n lanes: no conflict iff n <= m / gcd(m, s).
     for (model, m) in [(Model::Hopper, 32u64), (Model::Legacy16, 16)] {
         for s in 1..=64u64 {
@@ -95,7 +98,7 @@ fn seed_001_stride_rule() {
 }
 
 #[test]
-fn seed_001_and_002_legacy_examples() {
+fn legacy_16_bank_examples() {
     let l16 = Model::Legacy16;
     assert_eq!(cost(l16, 4, 32, |l| l), (2, 2), "float s[tid]");
     assert_eq!(cost(l16, 4, 32, |l| 3 * l), (2, 2), "float s[3*tid]");
@@ -153,7 +156,7 @@ fn every_pad_and_swizzle_is_proven_or_refused_truthfully() {
 fn the_swizzle_fits_wherever_the_unpadded_tile_fits() {
     for spec in grid(&[Strategy::Xor]) {
         let plain = Kernel::with_layout(spec, Layout::Pad(0));
-        let fits = plain.shared_bytes() <= bankfree_gen::kernel::MAX_SHARED_BYTES;
+        let fits = plain.shared_bytes() <= MAX_SHARED_BYTES;
         assert_eq!(Kernel::build(spec).is_ok(), fits, "{spec:?}");
     }
 }
@@ -184,7 +187,7 @@ fn pad_n_follows_the_stride_rule() {
 }
 
 #[test]
-fn none_conflicts_as_the_seeds_say() {
+fn none_conflicts_as_the_write_ups_say() {
     let k = Kernel::build(TransposeSpec::new(32, 4, Strategy::None).expect("valid")).expect("fits");
     let r = k.analyze(Model::Hopper);
     assert!(!r.conflict_free);

@@ -154,7 +154,7 @@ fn access_reproduces_gpu_facts() {
 }
 
 #[test]
-fn occupancy_reproduces_seed_000() {
+fn occupancy_reproduces_the_shared_memory_example() {
     let text = ok(&[
         "occupancy",
         "--arch",

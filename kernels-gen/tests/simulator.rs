@@ -1,12 +1,13 @@
 //! The simulator runs every spec of the grid on many shapes; its output must equal a
 //! plain CPU transpose, byte for byte, with bytes outside the destination untouched.
 
-use bankfree_gen::expr::{Env, Var};
-use bankfree_gen::form::Form;
-use bankfree_gen::kernel::{Kernel, Mem};
-use bankfree_gen::shape::Shape;
-use bankfree_gen::sim::{self, Grid, SimError};
-use bankfree_gen::spec::{grid, Strategy, TransposeSpec, ALL_STRATEGIES};
+use bankfree_gen::check::fit::refusal;
+use bankfree_gen::check::index32::proven;
+use bankfree_gen::check::sim::{self, Grid, SimError};
+use bankfree_gen::ir::expr::{Env, Var};
+use bankfree_gen::kernel::grid::{grid, ALL_STRATEGIES};
+use bankfree_gen::kernel::moves::Mem;
+use bankfree_gen::{Form, Kernel, Shape, Strategy, TransposeSpec};
 
 /// Deterministic, non-zero, position-dependent bytes.
 fn noise(len: usize, seed: u64) -> Vec<u8> {
@@ -26,7 +27,7 @@ fn check(kernel: &Kernel, shape: &Shape, grid: Option<Grid>) {
 }
 
 fn check_at(kernel: &Kernel, shape: &Shape, grid: Option<Grid>, dst_off: u64) {
-    let e = kernel.spec.elem_bytes as usize;
+    let e = kernel.spec.geometry.elem_bytes as usize;
     let src = noise(shape.src_elems().expect("valid shape") as usize * e, 7);
     let poison = noise(shape.dst_elems().expect("valid shape") as usize * e, 99);
     let mut got = poison.clone();
@@ -87,20 +88,24 @@ fn grid_for_tile(tile: u32) {
     let mut ran = 0;
     for spec in grid(&strategies)
         .into_iter()
-        .filter(|s| s.tile == tile && s.form == Form::Tile)
+        .filter(|s| s.geometry.tile == tile && s.geometry.form == Form::Tile)
     {
         // Specs the generator refuses (too much shared memory, no conflict-free
         // padding) are covered by the analyzer tests.
         let Ok(kernel) = Kernel::build(spec) else {
             continue;
         };
-        if spec.vec > 1 {
+        if spec.geometry.vec > 1 {
             // The same shapes in blocks of vec x vec; one that does not divide is refused.
             for shape in &shapes {
-                check(&kernel, &scaled(shape, spec.vec), None);
+                check(&kernel, &scaled(shape, spec.geometry.vec), None);
             }
-            let odd = Shape::new(u64::from(spec.vec) + 1, u64::from(spec.vec));
-            let n = odd.src_elems().expect("valid shape") as usize * spec.elem_bytes as usize;
+            let odd = Shape::new(
+                u64::from(spec.geometry.vec) + 1,
+                u64::from(spec.geometry.vec),
+            );
+            let n =
+                odd.src_elems().expect("valid shape") as usize * spec.geometry.elem_bytes as usize;
             let got = sim::run(&kernel, &odd, &vec![0; n], &mut vec![0; n], None);
             assert!(matches!(got, Err(SimError::Unfit(_))), "{got:?}");
         } else {
@@ -149,12 +154,12 @@ fn skew_tiles_cover_every_element_once() {
     let mut ran = 0;
     for spec in grid(&strategies)
         .into_iter()
-        .filter(|s| s.form == Form::Skew)
+        .filter(|s| s.geometry.form == Form::Skew)
     {
         let Ok(kernel) = Kernel::build(spec) else {
             continue;
         };
-        for off in 0..u64::from(spec.geometry().sector_elems()) {
+        for off in 0..u64::from(spec.geometry.sector_elems()) {
             for shape in &shapes {
                 check_at(&kernel, shape, None, off);
             }
@@ -169,50 +174,19 @@ fn skew_tiles_cover_every_element_once() {
     assert!(ran >= 30, "only {ran} skew specs ran");
 }
 
-/// The narrow kernels divide by `chunk` and `period` with magic multipliers
-/// (`Expr::quot`), exact while `n * d < 2^32`: for every tall and wide spec and every
-/// narrow side, the largest dividend (the thread's flat index, which bounds the
-/// shared index too) times the divisor stays below that, and each divisor is >= 2.
-#[test]
-fn narrow_quotients_stay_where_magic_division_is_exact() {
-    let mut checked = 0;
-    for spec in grid(&ALL_STRATEGIES)
-        .into_iter()
-        .filter(|s| matches!(s.form, Form::Tall | Form::Wide))
-    {
-        let g = spec.geometry();
-        let t = g.tiling();
-        let flat = i64::from(g.threads()) * i64::from(g.chunk_elems() / g.threads());
-        for n in 1..=32 {
-            let mut env = Env::default();
-            env.set(Var::Rows, n);
-            env.set(Var::Cols, n);
-            for d in [&t.chunk, &t.period] {
-                let d = d.eval(&env).expect("divisor evaluates");
-                assert!(d >= 2, "{spec:?} at {n}: divisor {d}");
-                assert!(flat * d < 1 << 32, "{spec:?} at {n}: {flat} x {d}");
-            }
-            checked += 1;
-        }
-    }
-    assert!(checked >= 60 * 32, "only {checked} checked");
-}
-
-/// Every tall and wide spec of the grid on every narrow side 1 to 32 (chunks that
-/// end inside the matrix, batches, pitched destinations or sources), and refusals.
 #[test]
 fn narrow_chunks_cover_every_element_once() {
     let strategies = [Strategy::None, Strategy::Pad(None), Strategy::Pad(Some(3))];
     let mut ran = 0;
     for spec in grid(&strategies)
         .into_iter()
-        .filter(|s| matches!(s.form, Form::Tall | Form::Wide))
+        .filter(|s| matches!(s.geometry.form, Form::Tall | Form::Wide))
     {
         let Ok(kernel) = Kernel::build(spec) else {
             continue;
         };
-        let tall = spec.form == Form::Tall;
-        let chunk = u64::from(spec.geometry().chunk_elems());
+        let tall = spec.geometry.form == Form::Tall;
+        let chunk = u64::from(spec.geometry.chunk_elems());
         for n in [1, 2, 3, 6, 7, 8, 17, 24, 32] {
             // Long sides: one partial chunk, and a few chunks with a partial last one.
             for long in [1, 45, 3 * (chunk / n / 32 * 32) + 5] {
@@ -234,7 +208,7 @@ fn narrow_chunks_cover_every_element_once() {
             check(&kernel, &shape, None);
         }
         // Too wide a narrow side, and a flat side that is not one run: refused.
-        let e = spec.elem_bytes as usize;
+        let e = spec.geometry.elem_bytes as usize;
         let wide = if tall {
             Shape::new(4, 33)
         } else {
@@ -392,12 +366,12 @@ fn indices_are_64_bit() {
     assert!(store.guard.eval(&env).expect("evaluates"));
     assert_eq!(store.to.index.eval(&env), Ok((cols - 1) * rows + 2));
     let shape = Shape::new(rows as u64, cols as u64);
-    assert!(!k.spec.geometry().index32(&shape));
+    assert!(!proven(&k.spec.geometry, &shape));
     env.index32 = true;
     assert_ne!(store.to.index.eval(&env), Ok((cols - 1) * rows + 2));
     // Below 2^32 elements the 32-bit build runs.
-    assert!(k.spec.geometry().index32(&Shape::new(3, 1 << 30)));
-    let c = bankfree_gen::emit::emit(&k);
+    assert!(proven(&k.spec.geometry, &Shape::new(3, 1 << 30)));
+    let c = bankfree_gen::emit(&k);
     assert!(c.contains("typedef unsigned long long bf_index;"));
     assert!(c.contains("const bf_index out_row = "));
     assert!(!c.contains(" int "), "no 32-bit signed index math");
@@ -427,13 +401,16 @@ fn both_index_builds_agree_with_the_reference() {
                 continue;
             };
             let k = Kernel::build(spec).expect("builds");
-            for shape in shapes.iter().filter(|s| spec.fits(s).is_ok()) {
+            for shape in shapes
+                .iter()
+                .filter(|s| refusal(&spec.geometry, s).is_none())
+            {
                 let shape = Shape {
                     src_batch_stride: shape.src_ld * shape.rows + 7,
                     dst_batch_stride: shape.dst_ld * shape.cols + 5,
                     ..*shape
                 };
-                assert!(spec.geometry().index32(&shape), "{shape:?}");
+                assert!(proven(&spec.geometry, &shape), "{shape:?}");
                 let e = e as usize;
                 let src = noise(shape.src_elems().expect("valid") as usize * e, 3);
                 let mut want = noise(shape.dst_elems().expect("valid") as usize * e, 4);

@@ -1,6 +1,6 @@
 //! Snapshots of the emitted CUDA C: any change to generated code shows in review.
 
-use bankfree_gen::{emit::emit, Kernel, Strategy, TransposeSpec};
+use bankfree_gen::{emit, Kernel, Strategy, TransposeSpec};
 
 fn c(tile: u32, elem_bytes: u32, strategy: &str) -> String {
     let strategy: Strategy = strategy.parse().expect("valid strategy");

@@ -1,7 +1,8 @@
 //! The attribute's arguments: `tile = 32 | auto, strategy = pad(2), block_rows = 8, allow_conflicts`.
 
 use crate::ctxt::Ctxt;
-use bankfree_gen::spec::{Strategy, TILES};
+use bankfree_gen::kernel::geometry::TILES;
+use bankfree_gen::Strategy;
 use proc_macro2::{Span, TokenStream};
 use syn::punctuated::Punctuated;
 use syn::{Expr, Lit, Meta, Token};

@@ -3,53 +3,100 @@
 use crate::ast::{known_size, Item, Params};
 use crate::attr::Args;
 use crate::ctxt::Ctxt;
-use bankfree_gen::analysis::Report;
-use bankfree_gen::bank::Model;
-use bankfree_gen::choice::auto_kernels;
-use bankfree_gen::emit::emit;
-use bankfree_gen::form::Form;
-use bankfree_gen::spec::{all_elem_bytes, SpecError, TransposeSpec};
-use bankfree_gen::Kernel;
+use bankfree_gen::check::analysis::Report;
+use bankfree_gen::kernel::geometry::{all_elem_bytes, elem_bytes_ok};
+use bankfree_gen::select::choice::auto_kernels;
+use bankfree_gen::{emit, Form, Kernel, Model, SpecError, Strategy, TransposeSpec, ELEM_SIZES};
 use proc_macro2::TokenStream;
 use quote::quote;
+use std::fmt;
 
-/// The kernel for one element size, or the message that refuses it.
-fn kernel_for(args: &Args, elem_bytes: u32) -> Result<(Kernel, Report), String> {
-    let spec =
-        TransposeSpec::new(args.tile, elem_bytes, args.strategy).map_err(|e| e.to_string())?;
+/// Why the attribute builds no kernel for an element size.
+enum Refused {
+    /// A spec field out of range (tile, block_rows, element size).
+    Spec(SpecError),
+    /// No layout of the strategy works for this element size.
+    Strategy {
+        strategy: Strategy,
+        elem_bytes: u32,
+        why: SpecError,
+    },
+    /// The analyzer found a bank conflict and `allow_conflicts` is not set.
+    Conflict {
+        strategy: Strategy,
+        elem_bytes: u32,
+        tile: u32,
+        report: Report,
+    },
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refused::Spec(e) => e.fmt(f),
+            Refused::Strategy {
+                strategy,
+                elem_bytes,
+                why,
+            } => write!(
+                f,
+                "strategy = {strategy} with {elem_bytes}-byte elements: {why}"
+            ),
+            Refused::Conflict {
+                strategy,
+                elem_bytes,
+                tile,
+                report,
+            } => {
+                write!(
+                    f,
+                    "strategy = {strategy} has bank conflicts with {elem_bytes}-byte elements at tile {tile}"
+                )?;
+                if let Some(i) = report.worst_conflict() {
+                    write!(
+                        f,
+                        ": the shared {} `{}` takes {} wavefronts where {} would do ({:.0}-way)",
+                        i.kind,
+                        i.access,
+                        i.wavefronts,
+                        i.ideal,
+                        i.degree()
+                    )?;
+                }
+                f.write_str(
+                    "; use `strategy = pad` or `strategy = swizzle` (proven conflict-free), \
+                     or add `allow_conflicts` to build it anyway",
+                )
+            }
+        }
+    }
+}
+
+/// The kernel for one element size, or why there is none.
+fn kernel_for(args: &Args, elem_bytes: u32) -> Result<(Kernel, Report), Refused> {
+    let spec = TransposeSpec::new(args.tile, elem_bytes, args.strategy).map_err(Refused::Spec)?;
     let spec = match args.block_rows {
-        Some((r, _)) => spec.with_block_rows(r).map_err(|e| e.to_string())?,
+        Some((r, _)) => spec.with_block_rows(r).map_err(Refused::Spec)?,
         None => spec,
     };
     let k = Kernel::build(spec).map_err(|e| match e {
         SpecError::NoPad { .. }
         | SpecError::NoSwizzle { .. }
-        | SpecError::SharedTooLarge { .. } => {
-            format!(
-                "strategy = {} with {elem_bytes}-byte elements: {e}",
-                args.strategy
-            )
-        }
-        other => other.to_string(),
+        | SpecError::SharedTooLarge { .. } => Refused::Strategy {
+            strategy: args.strategy,
+            elem_bytes,
+            why: e,
+        },
+        other => Refused::Spec(other),
     })?;
     let report = k.analyze(Model::Hopper);
     if !report.conflict_free && !args.allow_conflicts {
-        let worst = report.worst_conflict();
-        let detail = worst.map_or(String::new(), |i| {
-            format!(
-                ": the shared {} `{}` takes {} wavefronts where {} would do ({:.0}-way)",
-                i.kind,
-                i.access,
-                i.wavefronts,
-                i.ideal,
-                i.degree()
-            )
+        return Err(Refused::Conflict {
+            strategy: args.strategy,
+            elem_bytes,
+            tile: args.tile,
+            report,
         });
-        return Err(format!(
-            "strategy = {} has bank conflicts with {elem_bytes}-byte elements at tile {}{detail}; \
-             use `strategy = pad` or `strategy = swizzle` (proven conflict-free), or add `allow_conflicts` to build it anyway",
-            args.strategy, args.tile
-        ));
     }
     Ok((k, report))
 }
@@ -57,7 +104,7 @@ fn kernel_for(args: &Args, elem_bytes: u32) -> Result<(Kernel, Report), String> 
 fn source_tokens(k: &Kernel) -> TokenStream {
     let (entry, source) = (k.entry_name(), emit(k));
     let form = syn::Ident::new(
-        match k.spec.form {
+        match k.spec.geometry.form {
             Form::Tile => "Tile",
             Form::Skew => "Skew",
             Form::Tall => "Tall",
@@ -65,23 +112,21 @@ fn source_tokens(k: &Kernel) -> TokenStream {
         },
         proc_macro2::Span::call_site(),
     );
-    let (tile, rows, elem, shared, vec) = (
-        k.spec.tile,
-        k.spec.block_rows,
-        k.spec.elem_bytes,
-        k.shared_bytes() as u32,
-        k.spec.vec,
-    );
+    let g = &k.spec.geometry;
+    let (tile, rows, elem, vec) = (g.tile, g.block_rows, g.elem_bytes, g.vec);
+    let shared = k.shared_bytes() as u32;
     quote! {
         ::bankfree::__private::KernelSource {
             entry: ::bankfree::__private::Cow::Borrowed(#entry),
             source: ::bankfree::__private::Cow::Borrowed(#source),
-            tile: #tile,
-            block_rows: #rows,
-            elem_bytes: #elem,
+            geometry: ::bankfree::__private::Geometry {
+                form: ::bankfree::__private::Form::#form,
+                tile: #tile,
+                block_rows: #rows,
+                elem_bytes: #elem,
+                vec: #vec,
+            },
             shared_bytes: #shared,
-            vec: #vec,
-            form: ::bankfree::__private::Form::#form,
             index64: false,
         }
     }
@@ -105,7 +150,7 @@ fn with_fast(args: &Args, k: &Kernel, r: &Report) -> (Vec<TokenStream>, Vec<Stri
     let list = auto_kernels(k);
     let mut docs = Vec::new();
     for (i, x) in list.iter().enumerate() {
-        let what = match (x.spec.form, x.spec.vec) {
+        let what = match (x.spec.geometry.form, x.spec.geometry.vec) {
             (Form::Tile, 1) if i + 1 == list.len() && i > 0 => " Otherwise it runs:".to_string(),
             (Form::Tile, 1) => " It runs:".to_string(),
             (Form::Tile, _) => {
@@ -160,11 +205,11 @@ pub fn expand(cx: &Ctxt, args: &Args, item: &Item, p: &Params) -> TokenStream {
                 };
                 (table, docs, quote!(), quote!())
             }
-            Err(msg) => {
+            Err(why) => {
                 if args.strategy_at.is_empty() {
-                    cx.error_at(proc_macro2::Span::call_site(), msg);
+                    cx.error_at(proc_macro2::Span::call_site(), why);
                 } else {
-                    cx.error(&args.strategy_at, msg);
+                    cx.error(&args.strategy_at, why);
                 }
                 return quote!();
             }
@@ -184,22 +229,27 @@ pub fn expand(cx: &Ctxt, args: &Args, item: &Item, p: &Params) -> TokenStream {
                         rows.push(quote!(::bankfree::__private::Entry { elem_bytes: #b, kernels: &[#(#srcs),*] }));
                         problems.push(quote!((#b, "")));
                     }
-                    Err(msg) => problems.push(quote!((#b, #msg))),
+                    Err(why) => {
+                        let msg = why.to_string();
+                        problems.push(quote!((#b, #msg)));
+                    }
                 }
             }
             // Sizes no kernel exists for get their own message, naming the size.
             for b in 1..=64usize {
-                if !bankfree_gen::spec::elem_bytes_ok(b as u32) {
+                if !elem_bytes_ok(b as u32) {
                     let msg = format!(
-                        "bankfree: element size {b} bytes is not supported: use an element of 1, 2, 4, 8 or 16 bytes \
-                         or another multiple of 4 up to 64 (pad the type, or split it into planes)"
+                        "bankfree: element size {b} bytes is not supported: use an element of {ELEM_SIZES} \
+                         (pad the type, or split it into planes)"
                     );
                     problems.push(quote!((#b, #msg)));
                 }
             }
             let n = rows.len();
-            let unsupported = "bankfree: the element type is larger than 64 bytes, the largest supported: \
-                               use an element of 1, 2, 4, 8 or 16 bytes or another multiple of 4 up to 64";
+            let unsupported = format!(
+                "bankfree: the element type is larger than 64 bytes, the largest supported: \
+                 use an element of {ELEM_SIZES}"
+            );
             let table =
                 quote! { static KERNELS: [::bankfree::__private::Entry; #n] = [#(#rows),*]; };
             let checked = quote! {

@@ -16,6 +16,7 @@
 mod ast;
 mod attr;
 mod ctxt;
+mod element;
 mod expand;
 
 use proc_macro::TokenStream;
@@ -30,6 +31,24 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn tiled_transpose(attr: TokenStream, item: TokenStream) -> TokenStream {
     run(attr.into(), item.into()).into()
+}
+
+/// Implements `bankfree::Element` (and cudarc's `DeviceRepr` and `ValidAsZeroBits`)
+/// for a `#[repr(C)]` or `#[repr(transparent)]` struct whose fields are all
+/// `Element`s and that has no padding; anything else is a compile error at the
+/// offending item. See `bankfree::Element`.
+#[proc_macro_derive(Element)]
+pub fn derive_element(item: TokenStream) -> TokenStream {
+    let input = match syn::parse::<syn::DeriveInput>(item) {
+        Ok(i) => i,
+        Err(e) => return e.to_compile_error().into(),
+    };
+    let cx = ctxt::Ctxt::default();
+    let out = element::derive(&cx, &input);
+    match cx.check() {
+        Ok(()) => out.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
 }
 
 /// The whole attribute on `proc_macro2` tokens (so tests can call it).

@@ -183,7 +183,7 @@ fn load(ctx: &Arc<CudaContext>, k: &KernelSource) -> Result<Loaded> {
     let func = module
         .load_function(&k.entry)
         .map_err(|e| Error::cuda(e, "finding the kernel's entry point"))?;
-    if bankfree_gen::emit::dynamic_shared_bytes(u64::from(k.shared_bytes)) > 0 {
+    if bankfree_gen::kernel::launch::dynamic_shared_bytes(u64::from(k.shared_bytes)) > 0 {
         let allowed = ctx
             .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
             .map_err(|e| Error::cuda(e, "reading the shared-memory limit"))?;

@@ -1,6 +1,7 @@
 //! The runtime's errors: each names what went wrong and how to fix it.
 
-use bankfree_gen::shape::ShapeError;
+use bankfree_gen::{Refusal, ShapeError};
+use std::fmt;
 
 /// Everything the runtime can fail with.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -62,11 +63,11 @@ pub enum Error {
         "`{entry}` (vec = {vec}) cannot run this call: {why}; `transpose_first` with a \
              vec = 1 tile kernel listed last always finds one that can (the attribute does this)"
     )]
-    Unfit {
-        entry: String,
-        vec: u32,
-        why: String,
-    },
+    Unfit { entry: String, vec: u32, why: Unfit },
+
+    /// `transpose_first` was given an empty list.
+    #[error("no kernel was given: pass at least one kernel, a vec = 1 tile kernel last (it runs every shape)")]
+    NoKernels,
 
     /// The kernel needs more shared memory than this device allows per block.
     #[error(
@@ -88,6 +89,35 @@ impl Error {
             code: e.0 as i32,
             name: format!("{:?}", e.0),
             during,
+        }
+    }
+}
+
+/// A driver error from a cudarc call (allocating, copying, synchronizing), so that a
+/// function returning [`Result`] can use `?` on cudarc's calls.
+impl From<cudarc::driver::DriverError> for Error {
+    fn from(e: cudarc::driver::DriverError) -> Error {
+        Error::cuda(e, "a CUDA driver call")
+    }
+}
+
+/// Why a kernel cannot run a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unfit {
+    /// The shape: a dimension not divisible by `vec`, a narrow side too wide...
+    Shape(Refusal),
+    /// A pointer its vectors need aligned is not.
+    Pointer { what: &'static str, bytes: u64 },
+}
+
+impl fmt::Display for Unfit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unfit::Shape(r) => r.fmt(f),
+            Unfit::Pointer { what, bytes } => write!(
+                f,
+                "{what} does not start {bytes}-byte aligned; a vec = 1 kernel runs it"
+            ),
         }
     }
 }

@@ -224,10 +224,9 @@ pub fn driver_version() -> Result<i32, DriverError> {
 pub fn launch(args: &mut LaunchArgs<'_>, cfg: LaunchConfig) -> Result<(), DriverError> {
     // SAFETY: the only caller (`launch::transpose`) pushed exactly the generated
     // kernel's parameters in order (src, dst, then the seven scalars of
-    // `bankfree_gen::emit::SCALAR_PARAMS`: u32 for the 32-bit build, which runs
-    // only where `Geometry::index32` proved every index fits, u64 for the 64-bit
-    // one), checked with overflow-free arithmetic
-    // that both buffers hold every element the shape addresses, and sized the
+    // `Shape::scalars`: u32 for the 32-bit build, which runs only where
+    // `check::index32::proven` showed every index fits, u64 for the 64-bit one),
+    // checked with overflow-free arithmetic that both buffers hold every element the shape addresses, and sized the
     // grid, block and dynamic shared memory from the same spec; the kernel only
     // reads `src` and writes `dst` inside those bounds.
     unsafe { args.launch(cfg) }.map(|_| ())

@@ -1,14 +1,14 @@
 //! The one entry point the generated glue calls.
 
 use crate::cache;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Unfit};
 use crate::ffi;
 use crate::kernel::KernelSource;
 use crate::tune;
-use bankfree_gen::emit::launch;
-use bankfree_gen::fit::Refusal;
-use bankfree_gen::form::Form;
-use bankfree_gen::Shape;
+use bankfree_gen::check::fit::{refusal, unsuited};
+use bankfree_gen::check::index32;
+use bankfree_gen::kernel::launch::launch;
+use bankfree_gen::{Form, Shape};
 use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DeviceSlice, LaunchArgs, LaunchConfig,
     PushKernelArg,
@@ -97,11 +97,7 @@ where
     let mut own = None;
     let on = launch_stream(stream, &*dst, &mut own);
     let Some(last) = kernels.last() else {
-        return Err(Error::Unfit {
-            entry: "(none)".into(),
-            vec: 0,
-            why: "no kernel was given".into(),
-        });
+        return Err(Error::NoKernels);
     };
     if let [only] = kernels {
         // Nothing to choose or tune: the kernel's own checks, as `transpose`.
@@ -113,17 +109,17 @@ where
         .collect();
     let suit: Vec<bool> = kernels
         .iter()
-        .map(|k| match k.geometry().unsuited(shape) {
+        .map(|k| match unsuited(&k.geometry, shape) {
             None => true,
             // A skew kernel also suits a destination that starts inside a sector.
-            Some(_) => k.form == Form::Skew && !dst.aligned(on, 32),
+            Some(_) => k.geometry.form == Form::Skew && !dst.aligned(on, 32),
         })
         .collect();
     let bytes = shape
         .batch
         .saturating_mul(shape.rows)
         .saturating_mul(shape.cols)
-        .saturating_mul(u64::from(last.elem_bytes));
+        .saturating_mul(u64::from(last.geometry.elem_bytes));
     let class = tune::Class::new(&fit, &suit, bytes, shape.rows, shape.cols);
     let candidates: Vec<usize> = (0..kernels.len()).filter(|&i| fit[i]).collect();
     let untuned = || {
@@ -168,12 +164,6 @@ where
     }
 }
 
-/// Why a kernel cannot run a call: the shape, or a pointer its vectors need aligned.
-enum Why {
-    Shape(Refusal),
-    Pointer { what: &'static str, bytes: u64 },
-}
-
 /// Why `kernel` cannot run this call, if it cannot (nothing is formatted: the
 /// attribute's calls ask this of every kernel in their list).
 fn why_unfit<T, S, D>(
@@ -182,47 +172,23 @@ fn why_unfit<T, S, D>(
     dst: &D,
     shape: &Shape,
     stream: &CudaStream,
-) -> Option<Why>
+) -> Option<Unfit>
 where
     S: SrcArg<T> + ?Sized,
     D: DstArg<T> + ?Sized,
 {
-    if let Some(r) = kernel.geometry().refusal(shape) {
-        return Some(Why::Shape(r));
+    let g = &kernel.geometry;
+    if let Some(r) = refusal(g, shape) {
+        return Some(Unfit::Shape(r));
     }
-    let bytes = u64::from(kernel.vec) * u64::from(kernel.elem_bytes);
-    if kernel.vec > 1 && !src.aligned(stream, bytes) {
-        return Some(Why::Pointer { what: "src", bytes });
+    let bytes = u64::from(g.vec_bytes());
+    if g.vec > 1 && !src.aligned(stream, bytes) {
+        return Some(Unfit::Pointer { what: "src", bytes });
     }
-    if kernel.vec > 1 && !dst.aligned(stream, bytes) {
-        return Some(Why::Pointer { what: "dst", bytes });
+    if g.vec > 1 && !dst.aligned(stream, bytes) {
+        return Some(Unfit::Pointer { what: "dst", bytes });
     }
     None
-}
-
-/// [`why_unfit`] as the error a call returns.
-fn unfit<T, S, D>(
-    kernel: &KernelSource,
-    src: &S,
-    dst: &D,
-    shape: &Shape,
-    stream: &CudaStream,
-) -> Option<Error>
-where
-    S: SrcArg<T> + ?Sized,
-    D: DstArg<T> + ?Sized,
-{
-    let why = match why_unfit(kernel, src, dst, shape, stream)? {
-        Why::Shape(r) => r.to_string(),
-        Why::Pointer { what, bytes } => {
-            format!("{what} does not start {bytes}-byte aligned; a vec = 1 kernel runs it")
-        }
-    };
-    Some(Error::Unfit {
-        entry: kernel.entry.to_string(),
-        vec: kernel.vec,
-        why,
-    })
 }
 
 /// Transposes `src` (`shape.batch` matrices of `rows x cols`, pitches and batch
@@ -259,10 +225,11 @@ where
     S: SrcArg<T> + ?Sized,
     D: DstArg<T> + ?Sized,
 {
-    if std::mem::size_of::<T>() != kernel.elem_bytes as usize {
+    let g = &kernel.geometry;
+    if std::mem::size_of::<T>() != g.elem_bytes as usize {
         return Err(Error::ElementSize {
             entry: kernel.entry.to_string(),
-            kernel_bytes: kernel.elem_bytes,
+            kernel_bytes: g.elem_bytes,
             rust_bytes: std::mem::size_of::<T>(),
         });
     }
@@ -273,8 +240,12 @@ where
     let mut own = None;
     let stream = launch_stream(stream, &*dst, &mut own);
     if !fit_checked {
-        if let Some(e) = unfit(kernel, src, dst, shape, stream) {
-            return Err(e);
+        if let Some(why) = why_unfit(kernel, src, dst, shape, stream) {
+            return Err(Error::Unfit {
+                entry: kernel.entry.to_string(),
+                vec: g.vec,
+                why,
+            });
         }
     }
     let ctx = stream.context();
@@ -288,7 +259,7 @@ where
     // The 32-bit build where it provably computes every index exactly and is the
     // faster build.
     let wide;
-    let kernel = if kernel.index64 || kernel.geometry().runs_index32(shape) {
+    let kernel = if kernel.index64 || index32::runs(g, shape) {
         kernel
     } else {
         wide = kernel.index64();
@@ -296,7 +267,7 @@ where
     };
     let loaded = cache::function(ctx, kernel)?;
     let l = launch(
-        &kernel.geometry(),
+        &kernel.geometry,
         u64::from(kernel.shared_bytes),
         shape.batch,
         shape.rows,

@@ -10,7 +10,7 @@
 //! alike); a kernel's time is its median round. The kernel the call would run
 //! untuned keeps the call unless another is more than [`MARGIN`] faster (single
 //! launches timed one kernel after another once picked a kernel 1% slower than the
-//! default, docs/perf.md v6). The winner is recorded and run. Afterwards, calls of
+//! default). The winner is recorded and run. Afterwards, calls of
 //! the same *class* run the recorded winner, in this process and in later ones.
 //!
 //! A class is: the device (its name, compute capability and driver version), the
@@ -22,7 +22,7 @@
 //! no longer fits the call, is ignored.
 //!
 //! ```no_run
-//! # use bankfree_gen::{choice::auto_kernels, Kernel, Shape, Strategy, TransposeSpec};
+//! # use bankfree_gen::{select::choice::auto_kernels, Kernel, Shape, Strategy, TransposeSpec};
 //! # use bankfree_runtime::{autotune, transpose_first, KernelSource};
 //! # use cudarc::driver::CudaContext;
 //! let spec = TransposeSpec::new(32, 4, Strategy::Pad(None))?;

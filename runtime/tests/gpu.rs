@@ -36,7 +36,7 @@ impl Rng {
 }
 
 fn reference<T: Copy>(shape: &Shape, src: &[T], dst: &mut [T]) {
-    bankfree_gen::sim::transpose_elems(shape, src, dst).expect("reference");
+    bankfree_gen::check::sim::transpose_elems(shape, src, dst).expect("reference");
 }
 
 /// Random source, poisoned destination, the whole destination compared.
@@ -243,7 +243,7 @@ fn calls_past_two_to_the_32_elements_run_the_64_bit_build() {
     let (rows, cols) = (65_568u64, 65_536u64);
     let shape = Shape::new(rows, cols);
     let k = kernel(32, 1, Strategy::Pad(None));
-    assert!(!k.geometry().index32(&shape));
+    assert!(!bankfree_gen::check::index32::proven(&k.geometry, &shape));
     let value = |r: u64, c: u64| (r.wrapping_mul(0x9E37) ^ c.wrapping_mul(0x85EB) ^ (r >> 9)) as u8;
     let host: Vec<u8> = (0..rows * cols)
         .map(|i| value(i / cols, i % cols))

@@ -5,7 +5,7 @@
 //! Without NVRTC these tests say so and pass, unless BANKFREE_REQUIRE_NVRTC=1 (CI
 //! sets it, after installing NVRTC from the PyPI wheel).
 
-use bankfree_gen::spec::{grid, ALL_STRATEGIES};
+use bankfree_gen::kernel::grid::{grid, ALL_STRATEGIES};
 use bankfree_gen::{Kernel, Strategy, TransposeSpec};
 use bankfree_runtime::compiler::{compile, nvrtc_version, Format};
 use bankfree_runtime::disk::DiskCache;

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Instruction issue vs memory: one launch of each kernel under ncu. On the GPU
-# machine, after `bash scripts/gpu/prepare.sh` here (copy this into .gpu/ and run it
-# there); writes $OUT/ncu_*.txt. Output of 2026-11-22: docs/perf/ncu-issue-2026-11-22.txt.
+# Instruction issue against memory: one launch of each default kernel under ncu, on
+# a GPU machine after `bash scripts/gpu/prepare.sh`; writes $OUT/ncu_*.txt and
+# prints the lines that say whether a kernel is issue-bound or memory-bound.
 export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/cuda/lib64
-export BANKFREE_CACHE_DIR=/tmp/bfc
+OUT=${OUT:-$(mktemp -d)}; export BANKFREE_CACHE_DIR=$(mktemp -d)
 B=.gpu/bin
 M=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__warps_eligible.avg.per_cycle_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
 run() { # case, entry regex, label

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Here (the development machine): build what the GPU machine needs into the
-# git-ignored .gpu/ folder, which the device tool carries (`carry: [".gpu"]`).
+# On the development machine: build what a GPU machine without a Rust toolchain
+# needs into the git-ignored .gpu/ folder; copy the repository with .gpu/ there.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rm -rf .gpu && mkdir -p .gpu/bin
@@ -8,7 +8,7 @@ cargo build --release -p bankfree-gen
 cp target/release/bankfree-gen .gpu/
 .gpu/bankfree-gen grid --out .gpu/kernels
 cargo build --release --examples
-cp target/release/examples/{transpose,runtime_overhead,bench,seed_transposes,image_transpose} .gpu/bin/
+cp target/release/examples/{transpose,runtime_overhead,bench,strategies,image_transpose} .gpu/bin/
 # The release test binaries whose #[ignore = "needs a CUDA GPU"] tests run there.
 { cargo test --release -p bankfree-runtime --test gpu --no-run --message-format=json
   cargo test --release -p bankfree --test attribute_gpu --no-run --message-format=json

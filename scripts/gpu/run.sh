@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# There (the H100 machine, from the repository root): every GPU check of the
+# On a GPU machine, from the repository root: every GPU check of the
 # generated kernels. Logs go to $OUT; the summary table is printed last.
 set -uo pipefail
 K=.gpu/kernels
-OUT=${OUT:-/tmp/bankfree-gpu}; mkdir -p "$OUT"; export OUT
+OUT=${OUT:-$(mktemp -d)}; mkdir -p "$OUT"; export OUT
 export PYTHONUNBUFFERED=1
 C=scripts/gpu/check.py
 status=()
@@ -40,19 +40,20 @@ for tool in memcheck racecheck synccheck; do
     .gpu/bin/gpu --include-ignored --exact views_streams_and_errors other_tiles_and_dynamic_shared_memory
 done
 step overhead .gpu/bin/runtime_overhead
-export BANKFREE_CACHE_DIR=/tmp/bankfree-example-cache; rm -rf "$BANKFREE_CACHE_DIR"
+export BANKFREE_CACHE_DIR=$(mktemp -d)
 step example-first .gpu/bin/transpose
 step example-second .gpu/bin/transpose
-step seed-transposes .gpu/bin/seed_transposes
-# Seed 003's image program: the built-in test image, then gray, RGBA and JPEG inputs.
+step strategies .gpu/bin/strategies
+# The image example: the built-in test image, then gray, RGBA and JPEG inputs.
+IMG=$(mktemp -d)
 python3 -c "from PIL import Image; import numpy as n; r=n.random.default_rng(3)
-Image.fromarray(r.integers(0,255,(777,1001),dtype=n.uint8)).save('/tmp/gray.png')
-Image.fromarray(r.integers(0,255,(480,641,4),dtype=n.uint8)).save('/tmp/rgba.png')
-Image.fromarray(r.integers(0,255,(1080,1920,3),dtype=n.uint8)).save('/tmp/photo.jpg')"
-step image-default .gpu/bin/image_transpose "" /tmp/t0.png
-step image-gray .gpu/bin/image_transpose /tmp/gray.png /tmp/t1.png
-step image-rgba .gpu/bin/image_transpose /tmp/rgba.png /tmp/t2.png
-step image-jpeg .gpu/bin/image_transpose /tmp/photo.jpg /tmp/t3.png
+Image.fromarray(r.integers(0,255,(777,1001),dtype=n.uint8)).save('$IMG/gray.png')
+Image.fromarray(r.integers(0,255,(480,641,4),dtype=n.uint8)).save('$IMG/rgba.png')
+Image.fromarray(r.integers(0,255,(1080,1920,3),dtype=n.uint8)).save('$IMG/photo.jpg')"
+step image-default .gpu/bin/image_transpose "" "$IMG/t0.png"
+step image-gray .gpu/bin/image_transpose "$IMG/gray.png" "$IMG/t1.png"
+step image-rgba .gpu/bin/image_transpose "$IMG/rgba.png" "$IMG/t2.png"
+step image-jpeg .gpu/bin/image_transpose "$IMG/photo.jpg" "$IMG/t3.png"
 # The benchmark, then the peers (torch, cuBLAS geam through CuPy) on the same cases.
 export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64"
 step bench .gpu/bin/bench --json "$OUT/bench.json"
@@ -67,7 +68,7 @@ grep -h '^matrix:' "$OUT/gpu-matrix.log"
 for tool in memcheck racecheck synccheck; do grep -h 'SUMMARY' "$OUT/rust-sanitizer-$tool.log" | sed "s/^/rust $tool: /"; done
 cat "$OUT/overhead.log"
 tail -n 5 "$OUT/example-first.log" "$OUT/example-second.log"
-cat "$OUT/seed-transposes.log"
+cat "$OUT/strategies.log"
 cat "$OUT"/image-*.log
 grep -A200 'median of' "$OUT/bench.log"
 grep -A200 'median of' "$OUT/peers.log"

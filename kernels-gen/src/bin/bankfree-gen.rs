@@ -1,13 +1,13 @@
 //! `bankfree-gen`: print kernels, their bank maps, any access pattern's cost, and
 //! occupancy. Every error is a message and exit status 2.
 
-use bankfree_gen::analysis::Instruction;
-use bankfree_gen::bank::{self, text_map, Model};
-use bankfree_gen::expr::{Env, Var};
-use bankfree_gen::form::Form;
-use bankfree_gen::occupancy::{occupancy, Arch};
-use bankfree_gen::spec::{Strategy, TransposeSpec};
-use bankfree_gen::{emit::emit, parse::parse_index, svg, Kernel};
+use bankfree_gen::check::analysis::Instruction;
+use bankfree_gen::hw::bank::{self, text_map};
+use bankfree_gen::hw::occupancy::{occupancy, Arch};
+use bankfree_gen::ir::expr::{Env, Var};
+use bankfree_gen::ir::parse::parse_index;
+use bankfree_gen::render::svg;
+use bankfree_gen::{emit, Form, Kernel, Model, Strategy, TransposeSpec};
 use clap::{Args, Parser, Subcommand};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -289,12 +289,13 @@ fn access(
 }
 
 fn grid(o: &mut String, out: &std::path::Path, default_rows: bool) -> Result<(), String> {
-    use bankfree_gen::spec::{default_block_rows, grid, ALL_STRATEGIES};
+    use bankfree_gen::kernel::geometry::default_block_rows;
+    use bankfree_gen::kernel::grid::{grid, ALL_STRATEGIES};
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let mut manifest = Vec::new();
     let mut refused = 0;
     for spec in grid(&ALL_STRATEGIES) {
-        if default_rows && spec.block_rows != default_block_rows(spec.tile) {
+        if default_rows && spec.geometry.block_rows != default_block_rows(spec.geometry.tile) {
             continue;
         }
         let Ok(k) = Kernel::build(spec) else {

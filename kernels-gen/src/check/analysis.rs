@@ -1,0 +1,317 @@
+//! The bank analysis of a whole kernel: every shared store and load, every warp of
+//! a block, every iteration of `j` and `k`, evaluated from the kernel's own index
+//! expressions.
+//!
+//! The analysis runs an interior tile (or chunk) of a large matrix, with lanes
+//! switched off where the kernel's guards say so: edge tiles only switch more lanes
+//! off, which never adds wavefronts in either model. Parameters that move shared
+//! addresses are tried at every value that matters: a `skew` kernel's `dst_ld` and
+//! `dst_off` at every residue modulo the sector, a narrow kernel's narrow side at
+//! every width from 1 to 32.
+//!
+//! ```
+//! use bankfree_gen::{Kernel, Model, Strategy, TransposeSpec};
+//! let k = Kernel::build(TransposeSpec::new(32, 4, Strategy::None)?)?;
+//! let r = k.analyze(Model::Hopper);
+//! assert!(!r.conflict_free);
+//! assert_eq!(r.instructions[1].wavefronts, 32); // the transposed read is 32-way
+//! # Ok::<(), bankfree_gen::SpecError>(())
+//! ```
+
+use crate::hw::bank::{self, Access, Model};
+use crate::ir::expr::{Env, Var};
+use crate::kernel::geometry::{Form, MAX_NARROW};
+use crate::kernel::layout::Layout;
+use crate::kernel::moves::{Mem, Move, Place};
+use crate::kernel::spec::TransposeSpec;
+use crate::kernel::Kernel;
+use crate::memo::Memo;
+use serde::Serialize;
+
+/// Where the worst case of an instruction happens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct At {
+    pub warp: u32,
+    pub j: u32,
+    pub k: u32,
+}
+
+/// One shared-memory instruction of the source (unrolled over `j` and `k` on the GPU).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Instruction {
+    /// `store` (st.shared) or `load` (ld.shared).
+    pub kind: &'static str,
+    /// The C statement's shared side, e.g. `tile[tx * 33 + (ty + j * 8)]`.
+    pub access: String,
+    /// Access width in bytes.
+    pub width: u32,
+    /// Worst case over warps and iterations.
+    pub wavefronts: u32,
+    /// Ideal wavefronts at that worst case.
+    pub ideal: u32,
+    /// Warp-instructions executed per block.
+    pub executions: u64,
+    pub total_wavefronts: u64,
+    pub total_ideal: u64,
+    /// Where the worst case happens, and its lane map.
+    pub worst_at: At,
+    pub worst: Access,
+}
+
+impl Instruction {
+    /// Worst wavefronts over ideal: 1 means conflict-free, 32 a 32-way conflict.
+    pub fn degree(&self) -> f64 {
+        f64::from(self.wavefronts) / f64::from(self.ideal.max(1))
+    }
+
+    /// Average wavefronts per executed instruction (what ncu reports).
+    pub fn mean_wavefronts(&self) -> f64 {
+        self.total_wavefronts as f64 / self.executions.max(1) as f64
+    }
+}
+
+/// The analysis of a kernel.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    pub model: Model,
+    /// No shared instruction ever takes more than its ideal.
+    pub conflict_free: bool,
+    pub instructions: Vec<Instruction>,
+    /// Addresses that could not be evaluated (a generator bug; never expected).
+    pub errors: Vec<String>,
+}
+
+impl Report {
+    /// The instruction with the highest conflict degree, if any conflicts.
+    pub fn worst_conflict(&self) -> Option<&Instruction> {
+        self.instructions
+            .iter()
+            .filter(|i| i.wavefronts > i.ideal)
+            .max_by(|a, b| a.degree().total_cmp(&b.degree()))
+    }
+
+    /// One line: `conflict-free` or the worst conflict.
+    pub fn verdict(&self) -> String {
+        if let Some(e) = self.errors.first() {
+            return format!("not analyzable: {e}");
+        }
+        if self.instructions.is_empty() {
+            return "conflict-free (no shared memory)".into();
+        }
+        match self.worst_conflict() {
+            None => "conflict-free".into(),
+            Some(i) => format!(
+                "{}-way bank conflict on the shared {} `{}` ({} wavefronts, ideal {})",
+                fmt_degree(i.degree()),
+                i.kind,
+                i.access,
+                i.wavefronts,
+                i.ideal
+            ),
+        }
+    }
+}
+
+fn fmt_degree(d: f64) -> String {
+    if d.fract() == 0.0 {
+        format!("{d:.0}")
+    } else {
+        format!("{d:.2}")
+    }
+}
+
+impl Kernel {
+    /// The bank analysis of every shared instruction ([`analyze`]). A kernel is a
+    /// function of its spec and layout, so each (spec, layout, model) is analyzed
+    /// once per process (the attribute asks for the same kernels many times in one
+    /// crate).
+    pub fn analyze(&self, model: Model) -> Report {
+        static REPORTS: Memo<(TransposeSpec, Layout, Model), Report> = Memo::new(1 << 16);
+        let key = (self.spec, self.layout, model);
+        REPORTS
+            .get_or_insert_with(&key, || analyze(self, model))
+            .as_ref()
+            .clone()
+    }
+}
+
+/// Analyzes every shared access of `kernel` under `model`.
+pub fn analyze(kernel: &Kernel, model: Model) -> Report {
+    let envs = envs(kernel);
+    let mut errors = Vec::new();
+    let mut instructions = Vec::new();
+    for mv in &kernel.moves {
+        for (kind, place) in [("store", &mv.to), ("load", &mv.from)] {
+            if place.mem == Mem::Shared {
+                let op = Op {
+                    kernel,
+                    model,
+                    mv,
+                    kind,
+                    place,
+                };
+                instructions.extend(op.instruction(&envs, &mut errors));
+            }
+        }
+    }
+    let conflict_free = errors.is_empty()
+        && instructions
+            .iter()
+            .all(|i| i.total_wavefronts <= i.total_ideal && i.wavefronts <= i.ideal);
+    Report {
+        model,
+        conflict_free,
+        instructions,
+        errors,
+    }
+}
+
+/// One shared instruction of a kernel: the shared side of one move.
+struct Op<'a> {
+    kernel: &'a Kernel,
+    model: Model,
+    mv: &'a Move,
+    kind: &'static str,
+    place: &'a Place,
+}
+
+impl Op<'_> {
+    /// The instruction's worst case and totals over every parameter set, warp and
+    /// iteration of `j` and `k`, in that order (the first worst case is kept).
+    fn instruction(&self, envs: &[Env], errors: &mut Vec<String>) -> Option<Instruction> {
+        let g = &self.kernel.spec.geometry;
+        let warps = g.threads().div_ceil(32);
+        let (iters, words) = (self.mv.iters, self.kernel.words);
+        let runs = envs.iter().flat_map(|base| {
+            (0..warps).flat_map(move |warp| {
+                (0..iters).flat_map(move |j| (0..words).map(move |k| (base, At { warp, j, k })))
+            })
+        });
+        let mut inst: Option<Instruction> = None;
+        for (base, at) in runs {
+            let Some(acc) = self.warp(base, at, errors) else {
+                continue;
+            };
+            match &mut inst {
+                None => inst = Some(self.first(at, acc)),
+                Some(i) => i.add(at, acc),
+            }
+        }
+        inst
+    }
+
+    /// What one warp's execution at `at` costs, or `None` (with the reason in
+    /// `errors`) where an address cannot be evaluated.
+    fn warp(&self, base: &Env, at: At, errors: &mut Vec<String>) -> Option<Access> {
+        let addrs = self.lane_addresses(base, at, errors);
+        let width = self.kernel.unit.bytes();
+        match bank::analyze(self.model, width, &addrs) {
+            Ok(acc) => Some(acc),
+            Err(e) => {
+                errors.push(format!("`{}`: {e}", self.place.c()));
+                None
+            }
+        }
+    }
+
+    /// Each lane's byte address, `None` for lanes the guard switches off (or past
+    /// the block's last thread).
+    fn lane_addresses(&self, base: &Env, at: At, errors: &mut Vec<String>) -> Vec<Option<u64>> {
+        let g = &self.kernel.spec.geometry;
+        let unit = u64::from(self.kernel.unit.bytes());
+        let At { warp, j, k } = at;
+        let mut addrs: Vec<Option<u64>> = vec![None; 32];
+        for (lane, slot) in addrs.iter_mut().enumerate() {
+            let tid = warp * 32 + lane as u32;
+            if tid >= g.threads() {
+                continue;
+            }
+            let mut env = base.clone();
+            env.set(Var::Tx, i64::from(tid % g.tile));
+            env.set(Var::Ty, i64::from(tid / g.tile));
+            env.set(Var::J, i64::from(j));
+            env.set(Var::K, i64::from(k));
+            match self.mv.guard.eval(&env) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) => {
+                    errors.push(format!("`{}`: {e}", self.mv.guard.c()));
+                    continue;
+                }
+            }
+            match self.place.index.eval(&env).map(u64::try_from) {
+                Ok(Ok(i)) => *slot = Some(i * unit),
+                _ => errors.push(format!(
+                    "`{}` has no valid address for warp {warp} lane {lane} j {j} k {k}",
+                    self.place.c()
+                )),
+            }
+        }
+        addrs
+    }
+
+    /// The instruction as its first execution found it.
+    fn first(&self, at: At, acc: Access) -> Instruction {
+        Instruction {
+            kind: self.kind,
+            access: self.place.c(),
+            width: self.kernel.unit.bytes(),
+            wavefronts: acc.wavefronts,
+            ideal: acc.ideal,
+            executions: 1,
+            total_wavefronts: u64::from(acc.wavefronts),
+            total_ideal: u64::from(acc.ideal),
+            worst_at: at,
+            worst: acc,
+        }
+    }
+}
+
+impl Instruction {
+    /// Counts one more execution, keeping the first worst case.
+    fn add(&mut self, at: At, acc: Access) {
+        self.executions += 1;
+        self.total_wavefronts += u64::from(acc.wavefronts);
+        self.total_ideal += u64::from(acc.ideal);
+        if acc.wavefronts > self.wavefronts {
+            self.wavefronts = acc.wavefronts;
+            self.ideal = acc.ideal;
+            self.worst_at = at;
+            self.worst = acc;
+        }
+    }
+}
+
+/// The parameter sets the analysis runs under (see the module docs): a large
+/// matrix whose middle tile (or chunk) the block moves.
+fn envs(kernel: &Kernel) -> Vec<Env> {
+    let g = kernel.spec.geometry;
+    let dense = |rows: u64, cols: u64, dst_ld_extra: u64, dst_off: u64| {
+        let mut env = Env::default();
+        let set = |env: &mut Env, var, value: u64| env.set(var, value as i64);
+        set(&mut env, Var::Rows, rows);
+        set(&mut env, Var::Cols, cols);
+        set(&mut env, Var::SrcLd, cols);
+        set(&mut env, Var::DstLd, rows + dst_ld_extra);
+        set(&mut env, Var::SrcBatchStride, rows * cols);
+        set(&mut env, Var::DstBatchStride, (rows + dst_ld_extra) * cols);
+        set(&mut env, Var::DstOff, dst_off);
+        let ntiles = kernel.ntiles.eval(&env).unwrap_or(0);
+        env.set(Var::Tile, ntiles / 2 + 1);
+        env
+    };
+    let square = 64 * u64::from(g.tile * g.vec);
+    let long = 64 * u64::from(g.chunk_elems());
+    match g.form {
+        Form::Tile => vec![dense(square, square, 0, 0)],
+        Form::Skew => {
+            let s = u64::from(g.sector_elems());
+            (0..s)
+                .flat_map(|ld| (0..s).map(move |off| (ld, off)))
+                .map(|(ld, off)| dense(square, square, ld, off))
+                .collect()
+        }
+        Form::Tall => (1..=MAX_NARROW).map(|n| dense(long, n, 0, 0)).collect(),
+        Form::Wide => (1..=MAX_NARROW).map(|n| dense(n, long, 0, 0)).collect(),
+    }
+}

@@ -1,0 +1,391 @@
+//! 32-bit index math, and the proof per call that it computes what 64-bit math does.
+//!
+//! Every kernel is emitted once with its index type `bf_index` a typedef: `unsigned`
+//! by default, `unsigned long long` when the source is compiled with
+//! [`INDEX64_DEFINE`] defined (its entry point is then named with [`INDEX64_SUFFIX`]).
+//! 32-bit math takes about half the instructions of 64-bit math, which is what the
+//! issue-bound kernels (narrow chunks, scalar tiles) are limited by.
+//!
+//! The launcher runs the 32-bit build when [`proven`] shows, for that
+//! call, that it computes every address the 64-bit build computes (and the kernel is
+//! one of those it makes faster, [`pays`]):
+//! * `+ - * <<` agree modulo 2^32 whatever the intermediate values (two's-complement
+//!   arithmetic is a ring), and `& | ^` agree on the low 32 bits;
+//! * so only the values that enter a division, a remainder, a right shift,
+//!   `__umulhi`, `__ffs` or a comparison must be exact. Interval arithmetic over the
+//!   call's ranges (threads, tiles, batches, parameters) bounds each expression's
+//!   exact value, and those values must lie in `[0, 2^32)`;
+//! * every address a kernel uses lies in its buffer (the simulator checks that), so
+//!   buffers below 2^32 units make the final indices exact too.
+//!
+//! The simulator evaluates a call in the 32-bit build's arithmetic whenever the
+//! launcher would run it ([`runs`]), so every simulated shape of
+//! those kernels also tests the argument; a test runs both builds of every kernel.
+//!
+//! ```
+//! use bankfree_gen::{check::index32::proven, Form, Geometry, Shape};
+//! let g = Geometry { form: Form::Tile, tile: 32, block_rows: 8, elem_bytes: 4, vec: 1 };
+//! assert!(proven(&g, &Shape::new(8192, 8192)));
+//! assert!(!proven(&g, &Shape::new(1 << 17, 1 << 16))); // 2^33 elements: 64-bit
+//! ```
+
+use crate::ir::expr::{Env, Expr, Less, Op, Var};
+use crate::ir::shape::Shape;
+use crate::kernel::geometry::{Form, Geometry};
+use crate::kernel::launch::{MAX_GRID_X, MAX_GRID_Y};
+use crate::kernel::layout::Layout;
+use crate::kernel::spec::{Strategy, TransposeSpec};
+use crate::kernel::Kernel;
+use crate::memo::Memo;
+
+/// The macro that selects the 64-bit build of a generated source.
+pub const INDEX64_DEFINE: &str = "BANKFREE_INDEX64";
+/// Appended to the entry point's name in the 64-bit build.
+pub const INDEX64_SUFFIX: &str = "_i64";
+
+const U32: i128 = 1 << 32;
+/// Intervals beyond this are treated as unbounded (so products cannot overflow).
+const HUGE: i128 = 1 << 62;
+
+/// An interval of exact values, or `None`: unbounded.
+type Span = Option<(i128, i128)>;
+
+/// A value that must be exact in 32 bits is not (or cannot be shown to be).
+struct Wide;
+
+fn span(lo: i128, hi: i128) -> Span {
+    (lo >= -HUGE && hi <= HUGE).then_some((lo, hi))
+}
+
+/// The interval of a value that must be exact: within `[0, 2^32)`.
+fn exact(s: Span) -> Result<(i128, i128), Wide> {
+    match s {
+        Some((lo, hi)) if lo >= 0 && hi < U32 => Ok((lo, hi)),
+        _ => Err(Wide),
+    }
+}
+
+/// Ranges of the variables over one call.
+struct Ranges([(i128, i128); 14]);
+
+impl Ranges {
+    fn of(&self, v: Var) -> Span {
+        Some(self.0[v.slot()])
+    }
+}
+
+fn power_of_two(e: &Expr) -> Option<i128> {
+    match e {
+        Expr::Lit(v) if *v > 0 && (*v & (*v - 1)) == 0 => Some(i128::from(*v)),
+        _ => None,
+    }
+}
+
+/// `d` where `n - q * d` is the remainder of `q = __umulhi(n, magic)`.
+fn remainder_divisor<'a>(n: &Expr, qd: &'a Expr) -> Option<&'a Expr> {
+    let Expr::Bin(Op::Mul, q, d) = qd.definition() else {
+        return None;
+    };
+    match q.definition() {
+        Expr::MulHi(m, _) if m.as_ref() == n || m.definition() == n.definition() => Some(d),
+        _ => None,
+    }
+}
+
+/// The interval of `e`'s exact value; `Err` where a value that must be exact
+/// (see the module docs) may not be.
+fn bound(e: &Expr, r: &Ranges) -> Result<Span, Wide> {
+    Ok(match e {
+        Expr::Lit(v) => span(i128::from(*v), i128::from(*v)),
+        Expr::Var(v) => r.of(*v),
+        Expr::Let(_, d) | Expr::Small(_, d) => bound(d, r)?,
+        Expr::MulHi(a, b) => {
+            let (a, b) = (exact(bound(a, r)?)?, exact(bound(b, r)?)?);
+            span((a.0 * b.0) >> 32, (a.1 * b.1) >> 32)
+        }
+        Expr::Ctz(a) => match exact(bound(a, r)?)? {
+            (lo, hi) if lo == hi && lo > 0 => {
+                span(lo.trailing_zeros().into(), lo.trailing_zeros().into())
+            }
+            (lo, _) if lo > 0 => span(0, 31),
+            _ => return Err(Wide),
+        },
+        Expr::Bin(op, a, b) => {
+            let (x, y) = (bound(a, r)?, bound(b, r)?);
+            // Two known values (the kernel's named values over its parameters):
+            // their exact result, but the inputs of what must be exact still checked.
+            if let (Some((a, a1)), Some((b, b1))) = (x, y) {
+                let must_be_exact = !matches!(op, Op::Add | Op::Sub | Op::Mul | Op::And);
+                let one = |v: (i128, i128)| exact(Some(v)).is_ok() || !must_be_exact;
+                if a == a1 && b == b1 && one((a, a)) && one((b, b)) {
+                    let (a, b) = (a as i64, b as i64);
+                    return Ok(op.apply(a, b).ok().and_then(|v| span(v.into(), v.into())));
+                }
+            }
+            match op {
+                Op::Add => x.zip(y).and_then(|(x, y)| span(x.0 + y.0, x.1 + y.1)),
+                // `n - quot(n, d) * d`, the remainder of a magic division (exact: see
+                // `Expr::quot`), lies in [0, d) where intervals alone cannot tell.
+                Op::Sub if remainder_divisor(a, b).is_some() => {
+                    let d = remainder_divisor(a, b).map(|d| bound(d, r)).transpose()?;
+                    match (x, d.flatten()) {
+                        (Some((lo, _)), Some((_, hi))) if lo >= 0 => span(0, hi - 1),
+                        _ => return Err(Wide),
+                    }
+                }
+                Op::Sub => x.zip(y).and_then(|(x, y)| span(x.0 - y.1, x.1 - y.0)),
+                Op::Mul => x.zip(y).and_then(|(x, y)| {
+                    let p = [x.0 * y.0, x.0 * y.1, x.1 * y.0, x.1 * y.1];
+                    span(*p.iter().min()?, *p.iter().max()?)
+                }),
+                Op::Shl => {
+                    let (lo, hi) = exact(y)?;
+                    if hi >= 32 {
+                        return Err(Wide);
+                    }
+                    x.and_then(|x| {
+                        let p = [x.0 << lo, x.0 << hi, x.1 << lo, x.1 << hi];
+                        span(*p.iter().min()?, *p.iter().max()?)
+                    })
+                }
+                // `x % 2^k` is a function of x modulo 2^32: x need only be non-negative.
+                Op::Rem if power_of_two(b).is_some() => match x {
+                    Some((lo, _)) if lo >= 0 => span(0, power_of_two(b).unwrap_or(1) - 1),
+                    _ => return Err(Wide),
+                },
+                Op::Div | Op::Rem => {
+                    let (x, y) = (exact(x)?, exact(y)?);
+                    if y.0 < 1 {
+                        return Err(Wide);
+                    }
+                    if *op == Op::Div {
+                        span(x.0 / y.1, x.1 / y.0)
+                    } else {
+                        span(0, x.1.min(y.1 - 1))
+                    }
+                }
+                Op::Shr => {
+                    let (x, y) = (exact(x)?, exact(y)?);
+                    if y.1 >= 32 {
+                        return Err(Wide);
+                    }
+                    span(x.0 >> y.1, x.1 >> y.0)
+                }
+                // With one operand non-negative, `&` lies between 0 and it.
+                Op::And => [x, y]
+                    .into_iter()
+                    .flatten()
+                    .filter(|s| s.0 >= 0)
+                    .map(|s| s.1)
+                    .min()
+                    .and_then(|hi| span(0, hi)),
+                Op::Or | Op::Xor => match (x, y) {
+                    (Some(x), Some(y)) if x.0 >= 0 && y.0 >= 0 => {
+                        let top = x.1.max(y.1);
+                        let bits = 128 - top.leading_zeros();
+                        span(0, (1i128 << bits) - 1)
+                    }
+                    _ => None,
+                },
+            }
+        }
+    })
+}
+
+/// What the check walks for one geometry: every expression the kernel evaluates,
+/// and which of them are compared (and so must be exact).
+struct Checks {
+    ntiles: Expr,
+    walked: Vec<Expr>,
+    compared: Vec<Less>,
+    max_iters: u32,
+    words: u32,
+}
+
+fn checks(g: &Geometry) -> Checks {
+    let spec = TransposeSpec {
+        geometry: *g,
+        strategy: Strategy::None,
+    };
+    // The global side does not depend on the shared layout; the shared side's
+    // values are tile-local (the analyzer and simulator cover every layout).
+    let k = Kernel::with_layout(spec, Layout::Pad(0));
+    let mut walked: Vec<Expr> = k.kernel_lets.iter().chain(&k.tile_lets).cloned().collect();
+    let mut compared = vec![k.more.clone()];
+    for mv in &k.moves {
+        walked.extend(mv.lets.iter().cloned());
+        walked.extend([mv.from.index.clone(), mv.to.index.clone()]);
+        compared.extend(mv.guard.0.iter().cloned());
+    }
+    Checks {
+        ntiles: k.ntiles.clone(),
+        walked,
+        compared,
+        max_iters: k.moves.iter().map(|m| m.iters).max().unwrap_or(1),
+        words: k.words,
+    }
+}
+
+/// Whether the launcher runs the 32-bit build for `shape`: where it is exact
+/// ([`proven`]) and the faster build ([`pays`]).
+pub fn runs(g: &Geometry, shape: &Shape) -> bool {
+    pays(g) && proven(g, shape)
+}
+
+/// Whether the 32-bit build is the faster one. It is for every kernel but the
+/// square tiles of word-array elements (12 and 16 bytes): their loops unroll too
+/// little to stage their loads, and their 64-bit build ran as fast or faster on the
+/// H100 (docs/design.md).
+pub fn pays(g: &Geometry) -> bool {
+    !(g.form == Form::Tile && g.elem_bytes > 8)
+}
+
+/// Whether the 32-bit build of a kernel of geometry `g` computes every address of
+/// a call over `shape` exactly (see the module docs); the 64-bit build runs the
+/// rest. `shape` must be one the kernel fits. Memoized: the launcher asks on every
+/// launch.
+pub fn proven(g: &Geometry, shape: &Shape) -> bool {
+    static PROOFS: Memo<(Geometry, Shape), bool> = Memo::new(1 << 12);
+    *PROOFS.get_or_insert_with(&(*g, *shape), || prove(g, shape).is_ok())
+}
+
+fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
+    static CHECKS: Memo<Geometry, Checks> = Memo::new(1 << 12);
+    if shape.scalars().iter().any(|&p| u32::try_from(p).is_err()) {
+        return Err(Wide);
+    }
+    // Buffers in units (elements, words of a word array, or vectors).
+    let unit = u128::from(g.unit_bytes());
+    let elem = u128::from(g.elem_bytes);
+    for elems in [shape.src_elems(), shape.dst_elems()] {
+        let elems = u128::from(elems.map_err(|_| Wide)?);
+        if (elems * elem).div_ceil(unit) > U32 as u128 {
+            return Err(Wide);
+        }
+    }
+    let c = CHECKS.get_or_insert_with(g, || checks(g));
+    let mut env = Env::default();
+    env.set(Var::Rows, shape.rows as i64);
+    env.set(Var::Cols, shape.cols as i64);
+    let ntiles = i128::from(c.ntiles.eval(&env).map_err(|_| Wide)?.max(1));
+    // The loops' counters run to their last value plus the grid's side.
+    let last_t = ntiles - 1 + ntiles.min(i128::from(MAX_GRID_X));
+    let batch = i128::from(shape.batch.max(1));
+    let last_b = batch - 1 + batch.min(i128::from(MAX_GRID_Y));
+    if last_t >= U32 || last_b >= U32 {
+        return Err(Wide);
+    }
+    let p = |x: u64| (i128::from(x), i128::from(x));
+    let mut vals = [(0, 0); 14];
+    for (v, range) in Var::ALL.iter().zip(vals.iter_mut()) {
+        *range = match v {
+            Var::Lane => (0, 31),
+            Var::Tx => (0, i128::from(g.tile) - 1),
+            Var::Ty => (0, i128::from(g.block_rows) - 1),
+            Var::J => (0, i128::from(c.max_iters) - 1),
+            Var::K => (0, i128::from(c.words) - 1),
+            Var::Tile => (0, last_t),
+            Var::Batch => (0, last_b),
+            Var::Rows => p(shape.rows),
+            Var::Cols => p(shape.cols),
+            Var::SrcLd => p(shape.src_ld),
+            Var::DstLd => p(shape.dst_ld),
+            Var::SrcBatchStride => p(shape.src_batch_stride),
+            Var::DstBatchStride => p(shape.dst_batch_stride),
+            Var::DstOff => (0, U32 - 1),
+        };
+    }
+    let r = Ranges(vals);
+    for e in &c.walked {
+        bound(e, &r)?;
+    }
+    for Less(a, b) in &c.compared {
+        exact(bound(a, &r)?)?;
+        exact(bound(b, &r)?)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g(form: Form, elem_bytes: u32, vec: u32) -> Geometry {
+        Geometry {
+            form,
+            tile: 32,
+            block_rows: 8,
+            elem_bytes,
+            vec,
+        }
+    }
+
+    #[test]
+    fn buffers_below_two_to_the_32_units_run_32_bit() {
+        let tile = g(Form::Tile, 4, 1);
+        assert!(proven(&tile, &Shape::new(8191, 8193)));
+        assert!(proven(&tile, &Shape::batched(64, 512, 512)));
+        assert!(proven(&tile, &Shape::new(1 << 16, (1 << 16) - 64)));
+        // 2^32 elements and more: 64-bit.
+        assert!(!proven(&tile, &Shape::new(1 << 16, 1 << 16)));
+        assert!(!proven(&tile, &Shape::new(1, 1 << 32)));
+        // Vectors are the units: 3 * 2^31 bytes of u8 are 3 * 2^29 vectors of 4.
+        let big = Shape::batched(3, 1 << 15, 1 << 16);
+        assert!(proven(&g(Form::Tile, 1, 4), &big));
+        assert!(!proven(&g(Form::Tile, 1, 1), &big));
+        // Word arrays count words: 2^30 12-byte elements are 3 * 2^30 words.
+        let e12 = g(Form::Tile, 12, 1);
+        assert!(proven(&e12, &Shape::new(1 << 15, 1 << 15)));
+        assert!(!proven(&e12, &Shape::new(1 << 16, 1 << 15)));
+        let tall = g(Form::Tall, 4, 1);
+        assert!(proven(&tall, &Shape::new(1 << 22, 3)));
+        let wide = g(Form::Wide, 4, 1);
+        assert!(proven(&wide, &Shape::new(3, 1 << 22)));
+        let skew = g(Form::Skew, 4, 1);
+        assert!(proven(&skew, &Shape::new(8191, 8193)));
+    }
+
+    #[test]
+    fn the_launcher_runs_the_measured_faster_build() {
+        let s = Shape::new(8192, 8192);
+        // Issue-bound kernels, vec tiles and f64 tiles (staged loads): 32-bit.
+        for g in [
+            g(Form::Tile, 4, 1),
+            g(Form::Tile, 1, 4),
+            g(Form::Tile, 2, 4),
+            g(Form::Tile, 4, 2),
+            g(Form::Tile, 8, 1),
+            g(Form::Skew, 4, 1),
+            g(Form::Skew, 8, 1),
+            g(Form::Skew, 16, 1),
+        ] {
+            assert!(runs(&g, &s), "{g:?}");
+        }
+        assert!(runs(&g(Form::Tall, 16, 1), &Shape::new(1 << 22, 3)));
+        // Tiles of 12- and 16-byte elements: 64-bit.
+        for g in [g(Form::Tile, 12, 1), g(Form::Tile, 16, 1)] {
+            assert!(proven(&g, &s) && !runs(&g, &s), "{g:?}");
+        }
+    }
+
+    #[test]
+    fn compared_values_must_be_exact() {
+        // A batch stride beyond 2^32 is a parameter the 32-bit build cannot take.
+        let mut s = Shape::batched(2, 4, 4);
+        s.src_batch_stride = 1 << 32;
+        assert!(!proven(&g(Form::Tile, 4, 1), &s));
+        // Wraps in `+ - *` are harmless; a wrapped value divided or compared is not.
+        let mut vals = [(0, 0); 14];
+        vals[Var::Rows.slot()] = (1, 1 << 33);
+        let r = Ranges(vals);
+        let rows = || Expr::var(Var::Rows);
+        let negative = Expr::Lit(0) - rows();
+        assert!(bound(&(negative.clone() + rows()), &r).is_ok());
+        assert!(exact(bound(&negative, &r).unwrap_or(None)).is_err());
+        assert!(bound(&(negative.clone() / 3), &r).is_err());
+        assert!(bound(&(negative % 8), &r).is_err());
+        assert!(bound(&(rows() % 8), &r).is_ok());
+        assert!(bound(&(rows() / 8), &r).is_err());
+        assert!(bound(&(rows().and(7) / 8), &r).is_ok());
+    }
+}

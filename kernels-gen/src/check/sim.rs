@@ -1,0 +1,412 @@
+//! Runs a kernel on the CPU, block by block and phase by phase around each barrier,
+//! from the kernel's own expressions.
+//!
+//! It fails (never panics) on any out-of-bounds access, on a shared-memory read of
+//! a unit that this tile did not write (a stale read on the GPU), and unless every
+//! destination element is written exactly once and nothing outside them is written.
+//!
+//! ```
+//! use bankfree_gen::{check::sim, Kernel, Shape, Strategy, TransposeSpec};
+//! let k = Kernel::build(TransposeSpec::new(8, 1, Strategy::Xor).unwrap()).unwrap();
+//! let shape = Shape::new(3, 5);
+//! let src: Vec<u8> = (0..15).collect();
+//! let mut dst = vec![0xAA; 15];
+//! sim::run(&k, &shape, &src, &mut dst, None).unwrap();
+//! let mut want = vec![0xAA; 15];
+//! sim::reference(&shape, 1, &src, &mut want).unwrap();
+//! assert_eq!(dst, want);
+//! ```
+
+use crate::check::fit::{refusal, Refusal};
+use crate::check::index32;
+use crate::ir::expr::{Env, EvalError, Var};
+use crate::ir::shape::{Shape, ShapeError};
+use crate::kernel::launch::launch;
+use crate::kernel::moves::{Mem, Move};
+use crate::kernel::Kernel;
+
+/// A simulated grid (`blockIdx.x` and `blockIdx.y` ranges).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grid {
+    pub x: u64,
+    pub y: u64,
+}
+
+/// What went wrong in a simulated run.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
+    #[error("address arithmetic failed: {0}")]
+    Eval(#[from] EvalError),
+    #[error("{mem}[{index}] is outside the buffer of {len} units")]
+    OutOfBounds {
+        mem: &'static str,
+        index: i64,
+        len: u64,
+    },
+    #[error("block ({bx}, {by}) reads tile[{index}] that this tile never wrote (a stale read on the GPU)")]
+    StaleShared { bx: u64, by: u64, index: i64 },
+    #[error("dst element (batch {b}, row {row}, col {col}) written {count} times; expected once")]
+    WriteCount {
+        b: u64,
+        row: u64,
+        col: u64,
+        count: u8,
+    },
+    #[error("{0} writes landed outside the destination matrix (in its pitch or between batches)")]
+    Outside(u64),
+    #[error("the tile loop's condition at t = {t} disagrees with the launcher's {ntiles} tiles (a generator bug)")]
+    TileLoop { t: u64, ntiles: u64 },
+    #[error("this kernel cannot run the shape: {0}")]
+    Unfit(Refusal),
+    #[error("a grid of {0:?} blocks is empty")]
+    EmptyGrid(Grid),
+}
+
+/// What a simulated run did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Stats {
+    pub blocks: u64,
+    pub tiles: u64,
+    pub unit_writes: u64,
+}
+
+struct Buf<'a> {
+    name: &'static str,
+    bytes: &'a [u8],
+    unit: usize,
+}
+
+fn unit_range(
+    name: &'static str,
+    index: i64,
+    unit: usize,
+    len: usize,
+) -> Result<std::ops::Range<usize>, SimError> {
+    let units = (len / unit) as u64;
+    match u64::try_from(index) {
+        Ok(i) if i < units => {
+            let start = i as usize * unit;
+            Ok(start..start + unit)
+        }
+        _ => Err(SimError::OutOfBounds {
+            mem: name,
+            index,
+            len: units,
+        }),
+    }
+}
+
+impl Buf<'_> {
+    fn read(&self, index: i64) -> Result<&[u8], SimError> {
+        Ok(&self.bytes[unit_range(self.name, index, self.unit, self.bytes.len())?])
+    }
+}
+
+/// Runs `kernel` over `src` into `dst` (byte buffers of whole elements), with the
+/// launcher's grid or an explicit (smaller) one to exercise the grid-stride loops.
+pub fn run(
+    kernel: &Kernel,
+    shape: &Shape,
+    src: &[u8],
+    dst: &mut [u8],
+    grid: Option<Grid>,
+) -> Result<Stats, SimError> {
+    run_at(kernel, shape, src, dst, grid, 0)
+}
+
+/// [`run`] with the destination pointer at element address `dst_off` (what a
+/// `skew` kernel aligns its writes with; the others ignore it). It computes in the
+/// build the launcher would run ([`index32::runs`]).
+pub fn run_at(
+    kernel: &Kernel,
+    shape: &Shape,
+    src: &[u8],
+    dst: &mut [u8],
+    grid: Option<Grid>,
+    dst_off: u64,
+) -> Result<Stats, SimError> {
+    let index32 = !shape.is_empty() && index32::runs(&kernel.spec.geometry, shape);
+    run_as(kernel, shape, src, dst, grid, dst_off, index32)
+}
+
+/// [`run_at`] in the 32-bit build's arithmetic (`index32`) or the 64-bit one's.
+pub fn run_as(
+    kernel: &Kernel,
+    shape: &Shape,
+    src: &[u8],
+    dst: &mut [u8],
+    grid: Option<Grid>,
+    dst_off: u64,
+    index32: bool,
+) -> Result<Stats, SimError> {
+    let g = kernel.spec.geometry;
+    let elem = g.elem_bytes as usize;
+    shape.check_buffers((src.len() / elem) as u64, (dst.len() / elem) as u64)?;
+    let mut stats = Stats::default();
+    if shape.is_empty() {
+        return Ok(stats); // the launcher does not launch
+    }
+    if let Some(r) = refusal(&g, shape) {
+        return Err(SimError::Unfit(r));
+    }
+    let grid = grid.unwrap_or_else(|| {
+        let l = launch(&g, 0, shape.batch, shape.rows, shape.cols);
+        Grid {
+            x: u64::from(l.grid[0]),
+            y: u64::from(l.grid[1]),
+        }
+    });
+    if grid.x == 0 || grid.y == 0 {
+        return Err(SimError::EmptyGrid(grid));
+    }
+    let unit = kernel.unit.bytes() as usize;
+    let mut m = Memory {
+        src: Buf {
+            name: "src",
+            bytes: src,
+            unit,
+        },
+        dst,
+        shared: vec![0u8; kernel.shared_bytes() as usize],
+        fresh: vec![false; kernel.shared_units() as usize],
+        writes: vec![0u8; 0],
+        unit,
+        block: (0, 0),
+    };
+    m.writes = vec![0u8; m.dst.len() / unit];
+
+    let mut env = Env::default();
+    env.set(Var::Rows, shape.rows as i64);
+    env.set(Var::Cols, shape.cols as i64);
+    env.set(Var::SrcLd, shape.src_ld as i64);
+    env.set(Var::DstLd, shape.dst_ld as i64);
+    env.set(Var::SrcBatchStride, shape.src_batch_stride as i64);
+    env.set(Var::DstBatchStride, shape.dst_batch_stride as i64);
+    env.set(Var::DstOff, i64::try_from(dst_off).unwrap_or(i64::MAX));
+    if index32 {
+        // The pointer's address enters the 32-bit build truncated.
+        env.set(Var::DstOff, (dst_off & 0xFFFF_FFFF) as i64);
+    }
+    env.index32 = index32;
+    let ntiles = u64::try_from(kernel.ntiles.eval(&env)?).unwrap_or(0);
+
+    for by in 0..grid.y {
+        for bx in 0..grid.x {
+            stats.blocks += 1;
+            m.block = (bx, by);
+            for b in (by..shape.batch).step_by(grid.y as usize) {
+                env.set(Var::Batch, b as i64);
+                for t in (bx..).step_by(grid.x as usize) {
+                    env.set(Var::Tile, t as i64);
+                    // The kernel's own loop condition, which must agree with the
+                    // launcher's tile count.
+                    let more = kernel.more.eval(&env)?;
+                    if more != (t < ntiles) {
+                        return Err(SimError::TileLoop { t, ntiles });
+                    }
+                    if !more {
+                        break;
+                    }
+                    stats.tiles += 1;
+                    m.fresh.iter_mut().for_each(|f| *f = false);
+                    // One phase per move; the barrier between them is the loop boundary.
+                    for mv in &kernel.moves {
+                        for ty in 0..g.block_rows {
+                            for tx in 0..g.tile {
+                                env.set(Var::Tx, i64::from(tx));
+                                env.set(Var::Ty, i64::from(ty));
+                                for j in 0..mv.iters {
+                                    env.set(Var::J, i64::from(j));
+                                    if mv.guard.eval(&env)? {
+                                        stats.unit_writes += m.step(kernel, mv, &mut env)?;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    check_writes(kernel, shape, &m.writes, stats.unit_writes)?;
+    Ok(stats)
+}
+
+/// The simulated memories of one run.
+struct Memory<'a> {
+    src: Buf<'a>,
+    dst: &'a mut [u8],
+    shared: Vec<u8>,
+    /// Shared units written by the current tile.
+    fresh: Vec<bool>,
+    /// Writes per destination unit.
+    writes: Vec<u8>,
+    unit: usize,
+    block: (u64, u64),
+}
+
+impl Memory<'_> {
+    /// One thread's step of `mv` (its `words` units, transposed in registers where
+    /// the move says so); returns the destination units written.
+    fn step(&mut self, kernel: &Kernel, mv: &Move, env: &mut Env) -> Result<u64, SimError> {
+        let unit = self.unit;
+        let mut regs = Vec::with_capacity(kernel.words as usize);
+        for k in 0..kernel.words {
+            env.set(Var::K, i64::from(k));
+            let from = mv.from.index.eval(env)?;
+            let mut value = [0u8; 16];
+            match mv.from.mem {
+                Mem::Src => value[..unit].copy_from_slice(self.src.read(from)?),
+                Mem::Shared => {
+                    let r = unit_range("tile", from, unit, self.shared.len())?;
+                    if !self.fresh[r.start / unit] {
+                        let (bx, by) = self.block;
+                        return Err(SimError::StaleShared {
+                            bx,
+                            by,
+                            index: from,
+                        });
+                    }
+                    value[..unit].copy_from_slice(&self.shared[r]);
+                }
+                Mem::Dst => {
+                    return Err(SimError::OutOfBounds {
+                        mem: "dst (read)",
+                        index: from,
+                        len: 0,
+                    })
+                }
+            }
+            regs.push(value);
+        }
+        if mv.transpose {
+            regs = transpose_block(&regs, kernel.spec.geometry.elem_bytes as usize);
+        }
+        let mut written = 0;
+        for (k, value) in (0..kernel.words).zip(regs) {
+            env.set(Var::K, i64::from(k));
+            let to = mv.to.index.eval(env)?;
+            match mv.to.mem {
+                Mem::Shared => {
+                    let r = unit_range("tile", to, unit, self.shared.len())?;
+                    self.fresh[r.start / unit] = true;
+                    self.shared[r].copy_from_slice(&value[..unit]);
+                }
+                Mem::Dst => {
+                    let r = unit_range("dst", to, unit, self.dst.len())?;
+                    let w = &mut self.writes[r.start / unit];
+                    *w = w.saturating_add(1);
+                    written += 1;
+                    self.dst[r].copy_from_slice(&value[..unit]);
+                }
+                Mem::Src => {
+                    return Err(SimError::OutOfBounds {
+                        mem: "src (write)",
+                        index: to,
+                        len: 0,
+                    })
+                }
+            }
+        }
+        Ok(written)
+    }
+}
+
+/// The register transpose of a block: `regs.len()` vectors of `regs.len()` elements
+/// of `elem` bytes; element `c` of vector `a` becomes element `a` of vector `c`.
+pub fn transpose_block(regs: &[[u8; 16]], elem: usize) -> Vec<[u8; 16]> {
+    let n = regs.len();
+    let mut out = vec![[0u8; 16]; n];
+    for (a, vector) in regs.iter().enumerate() {
+        for (c, o) in out.iter_mut().enumerate() {
+            o[a * elem..(a + 1) * elem].copy_from_slice(&vector[c * elem..(c + 1) * elem]);
+        }
+    }
+    out
+}
+
+/// Every destination element written exactly once, nothing else written.
+fn check_writes(kernel: &Kernel, shape: &Shape, writes: &[u8], total: u64) -> Result<(), SimError> {
+    // Units per element (word arrays), or elements per unit (vectors of a block).
+    let (words, vec) = if kernel.spec.geometry.vec > 1 {
+        (1, u64::from(kernel.spec.geometry.vec))
+    } else {
+        (u64::from(kernel.words), 1)
+    };
+    let mut inside = 0u64;
+    for b in 0..shape.batch {
+        for row in 0..shape.cols {
+            for col in 0..shape.rows {
+                let e = b * shape.dst_batch_stride + row * shape.dst_ld + col;
+                for w in 0..words {
+                    let u = e / vec * words + w;
+                    let count = writes.get(u as usize).copied().unwrap_or(0);
+                    if count != 1 {
+                        return Err(SimError::WriteCount { b, row, col, count });
+                    }
+                    if e.is_multiple_of(vec) {
+                        inside += 1;
+                    }
+                }
+            }
+        }
+    }
+    if total != inside {
+        return Err(SimError::Outside(total - inside));
+    }
+    Ok(())
+}
+
+/// A plain CPU transpose (the reference the tests and examples compare with):
+/// elements of `dst` outside the destination matrix are left as they are.
+pub fn transpose_elems<T: Copy>(shape: &Shape, src: &[T], dst: &mut [T]) -> Result<(), ShapeError> {
+    shape.check_buffers(src.len() as u64, dst.len() as u64)?;
+    if shape.is_empty() {
+        return Ok(());
+    }
+    for b in 0..shape.batch {
+        for r in 0..shape.rows {
+            for c in 0..shape.cols {
+                let s = (b * shape.src_batch_stride + r * shape.src_ld + c) as usize;
+                let d = (b * shape.dst_batch_stride + c * shape.dst_ld + r) as usize;
+                dst[d] = src[s];
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`transpose_elems`] over byte buffers of `elem_bytes`-byte elements.
+pub fn reference(
+    shape: &Shape,
+    elem_bytes: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<(), ShapeError> {
+    fn by<const N: usize>(shape: &Shape, src: &[u8], dst: &mut [u8]) -> Result<(), ShapeError> {
+        let (s, _) = src.as_chunks::<N>();
+        let (d, _) = dst.as_chunks_mut::<N>();
+        transpose_elems(shape, s, d)
+    }
+    match elem_bytes {
+        1 => by::<1>(shape, src, dst),
+        2 => by::<2>(shape, src, dst),
+        4 => by::<4>(shape, src, dst),
+        8 => by::<8>(shape, src, dst),
+        16 => by::<16>(shape, src, dst),
+        e => {
+            // Other sizes: whole elements as byte ranges.
+            let e = e.max(1);
+            shape.check_buffers((src.len() / e) as u64, (dst.len() / e) as u64)?;
+            let idx: Vec<usize> = (0..src.len() / e).collect();
+            let mut out: Vec<usize> = (0..dst.len() / e).map(|_| usize::MAX).collect();
+            transpose_elems(shape, &idx, &mut out)?;
+            for (d, s) in out.iter().enumerate().filter(|(_, s)| **s != usize::MAX) {
+                dst[d * e..(d + 1) * e].copy_from_slice(&src[s * e..(s + 1) * e]);
+            }
+            Ok(())
+        }
+    }
+}

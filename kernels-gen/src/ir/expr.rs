@@ -1,0 +1,612 @@
+//! The index model: small integer expressions that render to CUDA C and evaluate in Rust.
+//!
+//! Every address the generated kernel touches (global and shared) is one [`Expr`].
+//! The emitter prints it with [`Expr::c`], the simulator and the bank analyzer
+//! evaluate it with [`Expr::eval`]; nothing else computes an address, so the
+//! analysis cannot drift from the code.
+//!
+//! ```
+//! use bankfree_gen::ir::expr::{Env, Expr, Var};
+//! let row = Expr::var(Var::Tx);
+//! let idx = row * 33 + Expr::var(Var::Ty);
+//! assert_eq!(idx.c(), "tx * 33 + ty");
+//! let mut env = Env::default();
+//! env.set(Var::Tx, 2);
+//! env.set(Var::Ty, 5);
+//! assert_eq!(idx.eval(&env).unwrap(), 71);
+//! ```
+
+use std::fmt;
+use std::sync::Arc;
+
+/// A variable of the kernel (or of an access pattern typed at the command line).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Var {
+    /// Lane in the warp (`bankfree-gen access` patterns only).
+    Lane,
+    /// `threadIdx.x`: the column inside the tile.
+    Tx,
+    /// `threadIdx.y`: the first row inside the tile this thread handles.
+    Ty,
+    /// Unrolled loop over the rows a thread handles (`0..tile / block_rows`).
+    J,
+    /// Loop over the 32-bit words of a word-array element (`0..elem_bytes / 4`).
+    K,
+    /// Linear tile index (grid-stride loop over `blockIdx.x`).
+    Tile,
+    /// Batch index (grid-stride loop over `blockIdx.y`).
+    Batch,
+    /// Kernel parameter: number of source rows.
+    Rows,
+    /// Kernel parameter: number of source columns.
+    Cols,
+    /// Kernel parameter: source row pitch in elements.
+    SrcLd,
+    /// Kernel parameter: destination row pitch in elements.
+    DstLd,
+    /// Kernel parameter: elements between consecutive source matrices.
+    SrcBatchStride,
+    /// Kernel parameter: elements between consecutive destination matrices.
+    DstBatchStride,
+    /// The destination pointer's address in elements (`skew` kernels align their
+    /// writes with it; the simulator and analyzer try every residue).
+    DstOff,
+}
+
+impl Var {
+    /// Every variable, in [`Env`] slot order.
+    pub const ALL: [Var; 14] = [
+        Var::Lane,
+        Var::Tx,
+        Var::Ty,
+        Var::J,
+        Var::K,
+        Var::Tile,
+        Var::Batch,
+        Var::Rows,
+        Var::Cols,
+        Var::SrcLd,
+        Var::DstLd,
+        Var::SrcBatchStride,
+        Var::DstBatchStride,
+        Var::DstOff,
+    ];
+
+    /// The name the generated CUDA C uses for this variable.
+    pub fn c_name(self) -> &'static str {
+        match self {
+            Var::Lane => "lane",
+            Var::Tx => "tx",
+            Var::Ty => "ty",
+            Var::J => "j",
+            Var::K => "k",
+            Var::Tile => "t",
+            Var::Batch => "b",
+            Var::Rows => "rows",
+            Var::Cols => "cols",
+            Var::SrcLd => "src_ld",
+            Var::DstLd => "dst_ld",
+            Var::SrcBatchStride => "src_batch_stride",
+            Var::DstBatchStride => "dst_batch_stride",
+            Var::DstOff => "dst_off",
+        }
+    }
+
+    pub(crate) fn slot(self) -> usize {
+        self as usize
+    }
+}
+
+/// Values of the variables for one evaluation.
+#[derive(Clone, Debug, Default)]
+pub struct Env {
+    vals: [i64; 14],
+    /// Evaluate as the kernel's 32-bit build computes (`bf_index` is `unsigned`):
+    /// `+ - * <<` wrap modulo 2^32, every value is an unsigned 32-bit one.
+    pub index32: bool,
+}
+
+impl Env {
+    /// Sets a variable.
+    pub fn set(&mut self, var: Var, value: i64) {
+        self.vals[var.slot()] = value;
+    }
+
+    /// Reads a variable (unset variables are 0).
+    pub fn get(&self, var: Var) -> i64 {
+        self.vals[var.slot()]
+    }
+}
+
+/// A binary operator, with C's meaning on non-negative integers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+}
+
+impl Op {
+    /// C precedence (higher binds tighter).
+    pub fn precedence(self) -> u8 {
+        match self {
+            Op::Mul | Op::Div | Op::Rem => 10,
+            Op::Add | Op::Sub => 9,
+            Op::Shl | Op::Shr => 8,
+            Op::And => 7,
+            Op::Xor => 6,
+            Op::Or => 5,
+        }
+    }
+
+    /// The C token.
+    pub fn token(self) -> &'static str {
+        match self {
+            Op::Add => "+",
+            Op::Sub => "-",
+            Op::Mul => "*",
+            Op::Div => "/",
+            Op::Rem => "%",
+            Op::And => "&",
+            Op::Or => "|",
+            Op::Xor => "^",
+            Op::Shl => "<<",
+            Op::Shr => ">>",
+        }
+    }
+
+    /// Whether this is `& | ^ << >>`.
+    pub fn bitwise(self) -> bool {
+        matches!(self, Op::And | Op::Or | Op::Xor | Op::Shl | Op::Shr)
+    }
+
+    /// Whether `a op (b op c) == (a op b) op c`.
+    pub fn associative(self) -> bool {
+        matches!(self, Op::Add | Op::Mul | Op::And | Op::Or | Op::Xor)
+    }
+
+    /// Applies the operator as 32-bit unsigned C arithmetic does, to two values
+    /// below 2^32: `+ - * <<` wrap modulo 2^32; shifts of 32 or more (undefined in
+    /// C) and division by zero are errors.
+    pub fn apply32(self, a: i64, b: i64) -> Result<i64, EvalError> {
+        const M: u64 = 0xFFFF_FFFF;
+        let (x, y) = (a as u64 & M, b as u64 & M);
+        let r = match self {
+            Op::Add => x.wrapping_add(y),
+            Op::Sub => x.wrapping_sub(y),
+            Op::Mul => x.wrapping_mul(y),
+            Op::Div | Op::Rem if y == 0 => return Err(EvalError::DivisionByZero),
+            Op::Div => x / y,
+            Op::Rem => x % y,
+            Op::And => x & y,
+            Op::Or => x | y,
+            Op::Xor => x ^ y,
+            Op::Shl | Op::Shr if y >= 32 => return Err(EvalError::BadShift { amount: b }),
+            Op::Shl => x << y,
+            Op::Shr => x >> y,
+        };
+        Ok((r & M) as i64)
+    }
+
+    /// Applies the operator with overflow, division and shift checks.
+    pub fn apply(self, a: i64, b: i64) -> Result<i64, EvalError> {
+        let r = match self {
+            Op::Add => a.checked_add(b),
+            Op::Sub => a.checked_sub(b),
+            Op::Mul => a.checked_mul(b),
+            Op::Div | Op::Rem if b == 0 => return Err(EvalError::DivisionByZero),
+            Op::Div => a.checked_div(b),
+            Op::Rem => a.checked_rem(b),
+            Op::And => Some(a & b),
+            Op::Or => Some(a | b),
+            Op::Xor => Some(a ^ b),
+            Op::Shl | Op::Shr if !(0..63).contains(&b) => {
+                return Err(EvalError::BadShift { amount: b })
+            }
+            Op::Shl => a.checked_mul(1i64 << b),
+            Op::Shr => Some(a >> b),
+        };
+        r.ok_or(EvalError::Overflow {
+            op: self.token(),
+            a,
+            b,
+        })
+    }
+}
+
+/// Why an expression could not be evaluated.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EvalError {
+    #[error("integer overflow in `{a} {op} {b}` (values must fit in a signed 64-bit integer)")]
+    Overflow { op: &'static str, a: i64, b: i64 },
+    #[error("division or remainder by zero")]
+    DivisionByZero,
+    #[error("shift by {amount}: shift amounts must be 0 to 62")]
+    BadShift { amount: i64 },
+    #[error(
+        "{value} does not fit in 32 bits (`__umulhi` operands and the 32-bit build's values must)"
+    )]
+    NotU32 { value: i64 },
+    #[error("trailing zeros of {value}: the value must be 1 to 2^32 - 1")]
+    Ctz { value: i64 },
+}
+
+/// An integer expression over [`Var`]s.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// A literal.
+    Lit(i64),
+    /// A variable.
+    Var(Var),
+    /// A binary operation.
+    Bin(Op, Arc<Expr>, Arc<Expr>),
+    /// A named sub-expression: rendered as its name (the emitter declares it),
+    /// evaluated as its definition.
+    Let(&'static str, Arc<Expr>),
+    /// A named sub-expression whose values always fit in 32 bits: declared
+    /// `unsigned`, so divisions among such values are 32-bit on the GPU.
+    Small(&'static str, Arc<Expr>),
+    /// The high 32 bits of the 64-bit product of two 32-bit values, `__umulhi(a, b)`;
+    /// [`Expr::quot`] divides with it.
+    MulHi(Arc<Expr>, Arc<Expr>),
+    /// The trailing zero bits of a non-zero 32-bit value, `(__ffs(a) - 1)`: a shift
+    /// by it divides by the value's lowest set bit without a division.
+    Ctz(Arc<Expr>),
+}
+
+impl Expr {
+    /// A variable.
+    pub fn var(v: Var) -> Expr {
+        Expr::Var(v)
+    }
+
+    /// Names `def`: the C code refers to it as `name`.
+    pub fn named(name: &'static str, def: Expr) -> Expr {
+        Expr::Let(name, Arc::new(def))
+    }
+
+    /// Names `def`, a value below 2^32 for every launch the kernel accepts: the C
+    /// code declares it `unsigned`.
+    pub fn small(name: &'static str, def: Expr) -> Expr {
+        Expr::Small(name, Arc::new(def))
+    }
+
+    /// The multiplier that turns a division by `d` into [`Expr::quot`]:
+    /// `ceil(2^32 / d)`, named (the kernel computes it once). `d` must be 2 or more
+    /// (for 1 the multiplier does not fit in 32 bits, and evaluating fails).
+    pub fn magic(name: &'static str, d: Expr) -> Expr {
+        Expr::small(name, Expr::Lit(0xFFFF_FFFF) / d + 1)
+    }
+
+    /// `n / d` as `__umulhi(n, magic)`, where `magic` is [`Expr::magic`] of `d`: two
+    /// instructions instead of a division routine. Exact whenever `n * d < 2^32`:
+    /// with `magic * d = 2^32 + e`, `0 <= e < d`, the product is
+    /// `n / d + n * e / (d * 2^32)` and the error term stays below `1 / d`, too small
+    /// to carry the fraction of `n / d` (at most `(d - 1) / d`) over an integer. The
+    /// simulator evaluates this same expression, so it checks the quotient too.
+    pub fn quot(n: Expr, magic: &Expr) -> Expr {
+        Expr::MulHi(Arc::new(n), Arc::new(magic.clone()))
+    }
+
+    /// The number of trailing zero bits of `a` (a value from 1 to 2^32 - 1).
+    pub fn ctz(a: Expr) -> Expr {
+        Expr::Ctz(Arc::new(a))
+    }
+
+    /// The definition behind a [`Expr::Let`] or [`Expr::Small`] (or the expression itself).
+    pub fn definition(&self) -> &Expr {
+        match self {
+            Expr::Let(_, d) | Expr::Small(_, d) => d,
+            e => e,
+        }
+    }
+
+    /// Builds `self op rhs`, folding constants and identities so the C stays readable.
+    pub fn bin(self, op: Op, rhs: Expr) -> Expr {
+        use Expr::Lit;
+        match (op, &self, &rhs) {
+            (_, Lit(a), Lit(b)) => match op.apply(*a, *b) {
+                Ok(v) => Lit(v),
+                Err(_) => Expr::Bin(op, Arc::new(self), Arc::new(rhs)),
+            },
+            (Op::Add | Op::Sub | Op::Or | Op::Xor | Op::Shl | Op::Shr, _, Lit(0)) => self,
+            (Op::Add | Op::Or | Op::Xor, Lit(0), _) => rhs,
+            (Op::Mul | Op::Div, _, Lit(1)) => self,
+            (Op::Mul, Lit(1), _) => rhs,
+            (Op::Mul | Op::And, _, Lit(0)) | (Op::Mul | Op::And | Op::Div | Op::Rem, Lit(0), _) => {
+                Lit(0)
+            }
+            (Op::Rem, _, Lit(1)) => Lit(0),
+            _ => Expr::Bin(op, Arc::new(self), Arc::new(rhs)),
+        }
+    }
+
+    /// `self ^ rhs`.
+    pub fn xor(self, rhs: impl Into<Expr>) -> Expr {
+        self.bin(Op::Xor, rhs.into())
+    }
+
+    /// `self & rhs`.
+    pub fn and(self, rhs: impl Into<Expr>) -> Expr {
+        self.bin(Op::And, rhs.into())
+    }
+
+    /// Evaluates with checked 64-bit arithmetic, or with `env.index32` as the
+    /// kernel's 32-bit build does (every variable must then be below 2^32).
+    pub fn eval(&self, env: &Env) -> Result<i64, EvalError> {
+        match self {
+            Expr::Lit(v) if env.index32 => Ok(v.rem_euclid(1 << 32)),
+            Expr::Lit(v) => Ok(*v),
+            Expr::Var(v) => {
+                let x = env.get(*v);
+                if env.index32 && u32::try_from(x).is_err() {
+                    return Err(EvalError::NotU32 { value: x });
+                }
+                Ok(x)
+            }
+            Expr::Bin(op, a, b) if env.index32 => op.apply32(a.eval(env)?, b.eval(env)?),
+            Expr::Bin(op, a, b) => op.apply(a.eval(env)?, b.eval(env)?),
+            Expr::Let(_, d) | Expr::Small(_, d) => d.eval(env),
+            Expr::MulHi(a, b) => {
+                let u32_of = |x: i64| u32::try_from(x).map_err(|_| EvalError::NotU32 { value: x });
+                let (a, b) = (u32_of(a.eval(env)?)?, u32_of(b.eval(env)?)?);
+                Ok(((u64::from(a) * u64::from(b)) >> 32) as i64)
+            }
+            Expr::Ctz(a) => {
+                let x = a.eval(env)?;
+                match u32::try_from(x) {
+                    Ok(u) if u > 0 => Ok(i64::from(u.trailing_zeros())),
+                    _ => Err(EvalError::Ctz { value: x }),
+                }
+            }
+        }
+    }
+
+    /// Whether the expression mentions `v` (through named sub-expressions too).
+    pub fn uses(&self, v: Var) -> bool {
+        match self {
+            Expr::Lit(_) => false,
+            Expr::Var(x) => *x == v,
+            Expr::Bin(_, a, b) => a.uses(v) || b.uses(v),
+            Expr::Let(_, d) | Expr::Small(_, d) => d.uses(v),
+            Expr::MulHi(a, b) => a.uses(v) || b.uses(v),
+            Expr::Ctz(a) => a.uses(v),
+        }
+    }
+
+    /// Renders as C, with the fewest parentheses C's precedence allows.
+    pub fn c(&self) -> String {
+        let mut s = String::new();
+        self.write_c(&mut s, None, false);
+        s
+    }
+
+    /// Writes C for `self` as a child of `parent` (`right` for the right operand).
+    fn write_c(&self, out: &mut String, parent: Option<Op>, right: bool) {
+        match self {
+            Expr::Lit(v) if *v < 0 => out.push_str(&format!("({v})")),
+            // Above `int` but within 32 bits: `unsigned`, so that arithmetic with
+            // 32-bit values stays 32-bit (a 64-bit division is a slow routine call).
+            Expr::Lit(v) if *v > i64::from(i32::MAX) && *v <= i64::from(u32::MAX) => {
+                out.push_str(&format!("{v}u"))
+            }
+            Expr::Lit(v) => out.push_str(&v.to_string()),
+            Expr::Var(v) => out.push_str(v.c_name()),
+            Expr::Let(name, _) | Expr::Small(name, _) => out.push_str(name),
+            Expr::MulHi(a, b) => {
+                out.push_str("__umulhi(");
+                a.write_c(out, None, false);
+                out.push_str(", ");
+                b.write_c(out, None, false);
+                out.push(')');
+            }
+            Expr::Ctz(a) => {
+                out.push_str("(__ffs(");
+                a.write_c(out, None, false);
+                out.push_str(") - 1)");
+            }
+            Expr::Bin(op, a, b) => {
+                let p = op.precedence();
+                // Looser children need parentheses; so does a right child of equal
+                // precedence, unless it is the same associative operator.
+                // Bitwise operators mixed with anything but themselves are
+                // parenthesized too, as -Wparentheses would ask.
+                let paren = parent.is_some_and(|q| {
+                    let pq = q.precedence();
+                    let mixed = (q.bitwise() || op.bitwise()) && q != *op;
+                    mixed || p < pq || (right && p == pq && !(q == *op && op.associative()))
+                });
+                if paren {
+                    out.push('(');
+                }
+                a.write_c(out, Some(*op), false);
+                out.push(' ');
+                out.push_str(op.token());
+                out.push(' ');
+                b.write_c(out, Some(*op), true);
+                if paren {
+                    out.push(')');
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.c())
+    }
+}
+
+impl From<i64> for Expr {
+    fn from(v: i64) -> Expr {
+        Expr::Lit(v)
+    }
+}
+
+impl From<Var> for Expr {
+    fn from(v: Var) -> Expr {
+        Expr::Var(v)
+    }
+}
+
+macro_rules! arith {
+    ($trait:ident, $method:ident, $op:expr) => {
+        impl<R: Into<Expr>> std::ops::$trait<R> for Expr {
+            type Output = Expr;
+            fn $method(self, rhs: R) -> Expr {
+                self.bin($op, rhs.into())
+            }
+        }
+    };
+}
+arith!(Add, add, Op::Add);
+arith!(Sub, sub, Op::Sub);
+arith!(Mul, mul, Op::Mul);
+arith!(Div, div, Op::Div);
+arith!(Rem, rem, Op::Rem);
+arith!(Shl, shl, Op::Shl);
+arith!(Shr, shr, Op::Shr);
+
+/// `a < b`, the only comparison a kernel needs (bounds guards).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Less(pub Expr, pub Expr);
+
+impl Less {
+    /// Renders as a C condition.
+    pub fn c(&self) -> String {
+        format!("{} < {}", self.0.c(), self.1.c())
+    }
+
+    /// Evaluates the comparison.
+    pub fn eval(&self, env: &Env) -> Result<bool, EvalError> {
+        Ok(self.0.eval(env)? < self.1.eval(env)?)
+    }
+}
+
+/// A conjunction of bounds checks guarding one global access.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Guard(pub Vec<Less>);
+
+impl Guard {
+    /// Renders as a C condition (`1` when empty).
+    pub fn c(&self) -> String {
+        if self.0.is_empty() {
+            return "1".into();
+        }
+        let parts: Vec<String> = self.0.iter().map(Less::c).collect();
+        parts.join(" && ")
+    }
+
+    /// Evaluates the condition.
+    pub fn eval(&self, env: &Env) -> Result<bool, EvalError> {
+        for less in &self.0 {
+            if !less.eval(env)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(x: Var) -> Expr {
+        Expr::var(x)
+    }
+
+    #[test]
+    fn renders_with_minimal_parentheses() {
+        let e = (v(Var::Tx) + 1) * 33;
+        assert_eq!(e.c(), "(tx + 1) * 33");
+        let e = v(Var::Tx) - (v(Var::Ty) - 1);
+        assert_eq!(e.c(), "tx - (ty - 1)");
+        let e = v(Var::Tx) * (v(Var::Ty) / 2);
+        assert_eq!(e.c(), "tx * (ty / 2)");
+        let e = (v(Var::Tx) + v(Var::Ty)) + (v(Var::J) + 1);
+        assert_eq!(e.c(), "tx + ty + j + 1");
+        let e = v(Var::Tx) * 32 + v(Var::Ty).xor(v(Var::Tx));
+        assert_eq!(e.c(), "tx * 32 + (ty ^ tx)");
+        let e = v(Var::Tx).xor(v(Var::Ty).and(7) << 2);
+        assert_eq!(e.c(), "tx ^ ((ty & 7) << 2)");
+        // `^` binds looser than `<<` in C: the render must say what eval computes.
+        let mut env = Env::default();
+        env.set(Var::Tx, 5);
+        env.set(Var::Ty, 3);
+        assert_eq!(e.eval(&env), Ok(5 ^ (3 << 2)));
+    }
+
+    #[test]
+    fn folds_constants_and_identities() {
+        let zero = Expr::Lit(0);
+        let one = Expr::Lit(1);
+        assert_eq!((v(Var::J) * zero + v(Var::Tx)).c(), "tx");
+        assert_eq!((Expr::Lit(3) * 4 + 1).c(), "13");
+        assert_eq!((v(Var::Tx) * one.clone() % one).c(), "0");
+    }
+
+    #[test]
+    fn checked_evaluation() {
+        let env = Env::default();
+        let e = Expr::Lit(i64::MAX) + 1;
+        assert!(matches!(e.eval(&env), Err(EvalError::Overflow { .. })));
+        let e = Expr::var(Var::Tx) / 0;
+        assert_eq!(e.eval(&env), Err(EvalError::DivisionByZero));
+        let e = Expr::var(Var::Tx) << 64;
+        assert_eq!(e.eval(&env), Err(EvalError::BadShift { amount: 64 }));
+    }
+
+    #[test]
+    fn quotients_by_magic_multipliers_are_exact_below_the_bound() {
+        for d in [2i64, 3, 7, 31, 32, 96, 992, 1344, 4096] {
+            let m = Expr::magic("m", Expr::Lit(d));
+            let q = Expr::quot(Expr::var(Var::Tx), &m);
+            assert_eq!(q.c(), "__umulhi(tx, m)");
+
+            let mut env = Env::default();
+            // Every n below 2^32 / d is exact; spot-check the ends and a stride.
+            let top = (1i64 << 32) / d - 1;
+            for n in (0..5000).chain((0..top).step_by(7919)).chain([top]) {
+                env.set(Var::Tx, n);
+                assert_eq!(q.eval(&env), Ok(n / d), "{n} / {d}");
+            }
+        }
+        let z = Expr::var(Var::Tx) >> Expr::ctz(Expr::var(Var::Tx));
+        assert_eq!(z.c(), "tx >> (__ffs(tx) - 1)");
+        let mut env = Env::default();
+        for (x, odd) in [(1, 1), (12, 3), (32, 1), (24, 3), (7, 7)] {
+            env.set(Var::Tx, x);
+            assert_eq!(z.eval(&env), Ok(odd));
+        }
+        env.set(Var::Tx, 0);
+        assert_eq!(z.eval(&env), Err(EvalError::Ctz { value: 0 }));
+        // In C the multiplier is 32-bit arithmetic: the literal is `unsigned`.
+        let m = Expr::magic("m", Expr::var(Var::Ty));
+        assert_eq!(m.definition().c(), "4294967295u / ty + 1");
+        // A divisor of 1 has no 32-bit multiplier: evaluation says so.
+        let q = Expr::quot(Expr::var(Var::Tx), &Expr::magic("m", Expr::Lit(1)));
+        assert_eq!(
+            q.eval(&Env::default()),
+            Err(EvalError::NotU32 { value: 1 << 32 })
+        );
+    }
+
+    #[test]
+    fn lets_render_as_names_and_evaluate_as_definitions() {
+        let r = Expr::named("row", v(Var::Ty) + 8);
+        let e = r * 33;
+        assert_eq!(e.c(), "row * 33");
+        let mut env = Env::default();
+        env.set(Var::Ty, 1);
+        assert_eq!(e.eval(&env), Ok(297));
+    }
+}

@@ -1,0 +1,309 @@
+//! What one block moves and how: the form, the tile, the threads, the element size
+//! and the vector width. The launcher needs only this of a kernel to size its grid
+//! and check a shape; the spec adds the strategy.
+//!
+//! * [`Form::Tile`]: a square tile per block (any shape).
+//! * [`Form::Skew`]: a tile of `tile` source columns and at least 64 source rows
+//!   ([`Geometry::skew_rows`]) whose window in each destination row is shifted (by
+//!   up to a sector's elements) so that its writes start on a 32-byte sector.
+//!   Destinations whose rows are not a multiple of 32 bytes long (8191 x 8193 f32)
+//!   otherwise write two partial sectors per warp, which costs the H100 half its
+//!   speed; the block reads `sector - 1` extra source rows for it.
+//! * [`Form::Tall`]: sources of at most 32 columns stored as one run (`src_ld ==
+//!   cols`): a block reads a chunk of whole rows as one flat run and writes its
+//!   columns as `cols` runs.
+//! * [`Form::Wide`]: sources of at most 32 rows whose destination is one run
+//!   (`dst_ld == rows`): the mirror image.
+//!
+//! The narrow forms keep a chunk of source rows (columns) flat in shared memory,
+//! viewed as rows of `tile` units for the layout (padding or swizzle), and size the
+//! chunk at run time from the narrow side so every block moves about 16 KB.
+//!
+//! ```
+//! use bankfree_gen::{Form, Geometry};
+//! let g = Geometry { form: Form::Skew, tile: 32, block_rows: 8, elem_bytes: 4, vec: 1 };
+//! // f32: a sector is 8 elements, so a skew tile reads 7 rows more than it writes.
+//! assert_eq!((g.skew_depth(), g.skew_rows(), g.shared_rows()), (2, 64, 71));
+//! assert_eq!((g.threads(), g.iters()), (256, 4));
+//! ```
+
+use crate::kernel::layout::Layout;
+use serde::Serialize;
+use std::fmt;
+
+/// What one block moves (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Form {
+    Tile,
+    Skew,
+    Tall,
+    Wide,
+}
+
+/// Every form.
+pub const FORMS: [Form; 4] = [Form::Tile, Form::Skew, Form::Tall, Form::Wide];
+
+/// The widest narrow side a tall or wide kernel takes.
+pub const MAX_NARROW: u64 = 32;
+
+/// Bytes of source a narrow kernel's block moves per chunk (at least 1024 elements).
+pub const CHUNK_BYTES: u32 = 16 * 1024;
+
+/// Tile sides accepted.
+pub const TILES: [u32; 4] = [8, 16, 32, 64];
+/// Most threads a block may have.
+pub const MAX_THREADS: u32 = 1024;
+/// Largest element, in bytes.
+pub const MAX_ELEM_BYTES: u32 = 64;
+/// `vec` values accepted.
+pub const VECS: [u32; 3] = [1, 2, 4];
+
+/// The element sizes a kernel moves, in words: the one statement of the rule that
+/// every message quoting it uses.
+pub const ELEM_SIZES: &str = "1, 2, 4, 8 or 16 bytes, or another multiple of 4 up to 64";
+
+impl fmt::Display for Form {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Form::Tile => "tile",
+            Form::Skew => "skew",
+            Form::Tall => "tall",
+            Form::Wide => "wide",
+        })
+    }
+}
+
+/// How an element moves: as one C value of 1, 2, 4, 8 or 16 bytes, or as several
+/// 32-bit words (stored word-planar in shared memory, a structure of arrays).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Unit {
+    U8,
+    U16,
+    U32,
+    U64,
+    U128,
+}
+
+impl Unit {
+    /// Bytes per unit.
+    pub fn bytes(self) -> u32 {
+        match self {
+            Unit::U8 => 1,
+            Unit::U16 => 2,
+            Unit::U32 => 4,
+            Unit::U64 => 8,
+            Unit::U128 => 16,
+        }
+    }
+
+    /// The CUDA C type (no headers needed: `uint4` is built in).
+    pub fn c_type(self) -> &'static str {
+        match self {
+            Unit::U8 => "unsigned char",
+            Unit::U16 => "unsigned short",
+            Unit::U32 => "unsigned int",
+            Unit::U64 => "unsigned long long",
+            Unit::U128 => "uint4",
+        }
+    }
+}
+
+/// The unit of an element of `bytes` and how many of them make one element, or
+/// `None` for a size outside [`ELEM_SIZES`].
+pub fn unit_of(bytes: u32) -> Option<(Unit, u32)> {
+    Some(match bytes {
+        1 => (Unit::U8, 1),
+        2 => (Unit::U16, 1),
+        4 => (Unit::U32, 1),
+        8 => (Unit::U64, 1),
+        16 => (Unit::U128, 1),
+        b if b % 4 == 0 && b > 0 && b <= MAX_ELEM_BYTES => (Unit::U32, b / 4),
+        _ => return None,
+    })
+}
+
+/// Whether `bytes` is a supported element size ([`ELEM_SIZES`]).
+pub fn elem_bytes_ok(bytes: u32) -> bool {
+    unit_of(bytes).is_some()
+}
+
+/// Every supported element size.
+pub fn all_elem_bytes() -> Vec<u32> {
+    (1..=MAX_ELEM_BYTES).filter(|&b| elem_bytes_ok(b)).collect()
+}
+
+/// The `vec` values valid for an element size.
+pub fn allowed_vecs(elem_bytes: u32) -> Vec<u32> {
+    VECS.into_iter()
+        .filter(|&v| {
+            v == 1 || (matches!(elem_bytes, 1 | 2 | 4 | 8) && matches!(v * elem_bytes, 4 | 8 | 16))
+        })
+        .collect()
+}
+
+/// The default thread rows: 8, or the tile if smaller.
+pub fn default_block_rows(tile: u32) -> u32 {
+    tile.min(8)
+}
+
+/// The `block_rows` values valid for a tile.
+pub fn allowed_block_rows(tile: u32) -> Vec<u32> {
+    (1..=tile)
+        .filter(|r| tile.is_multiple_of(*r) && tile * r <= MAX_THREADS)
+        .collect()
+}
+
+/// What the launcher needs of a kernel to size its grid and check a shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Geometry {
+    /// What one block moves: a square tile, a skewed tile or a narrow chunk.
+    pub form: Form,
+    /// Elements (vectors, with `vec > 1`) per tile side.
+    pub tile: u32,
+    /// Thread rows per block; each thread moves `tile / block_rows` rows.
+    pub block_rows: u32,
+    /// Bytes per element.
+    pub elem_bytes: u32,
+    /// Side of the square block of elements each thread moves per step (1, 2 or 4).
+    /// Above 1 a thread loads `vec` rows of `vec` elements as `vec` vector accesses
+    /// of `vec * elem_bytes` bytes (4, 8 or 16), transposes the block in registers
+    /// and stores `vec` vectors: the tile is then `tile * vec` elements square and
+    /// shared memory holds it as `vec` planes of vectors. Such a kernel needs rows,
+    /// cols, pitches and batch strides divisible by `vec`, and aligned pointers.
+    pub vec: u32,
+}
+
+impl Geometry {
+    /// Threads per block.
+    pub fn threads(&self) -> u32 {
+        self.tile * self.block_rows
+    }
+
+    /// Rows each thread handles (`tile / block_rows`).
+    pub fn iters(&self) -> u32 {
+        self.tile / self.block_rows
+    }
+
+    /// Bytes per vector access (`vec * elem_bytes`; the element size when `vec` is 1).
+    pub fn vec_bytes(&self) -> u32 {
+        self.vec * self.elem_bytes
+    }
+
+    /// Elements per tile side (`tile * vec`).
+    pub fn tile_elems(&self) -> u32 {
+        self.tile * self.vec
+    }
+
+    /// The unit of one element (of one of its words for a word array).
+    pub fn elem_unit(&self) -> Unit {
+        unit_of(self.elem_bytes).map_or(Unit::U8, |(u, _)| u)
+    }
+
+    /// The unit one access moves, and how many units make one step of a thread (the
+    /// words of a word-array element, or the `vec` rows of a block).
+    pub fn unit(&self) -> (Unit, u32) {
+        if self.vec > 1 {
+            return unit_of(self.vec_bytes())
+                .map(|(u, _)| (u, self.vec))
+                .unwrap_or((Unit::U8, 1));
+        }
+        unit_of(self.elem_bytes).unwrap_or((Unit::U8, self.elem_bytes))
+    }
+
+    /// Elements per 32-byte sector (a `skew` window's alignment).
+    pub fn sector_elems(&self) -> u32 {
+        (32 / self.elem_bytes).max(1)
+    }
+
+    /// Elements a narrow kernel's shared chunk holds: about [`CHUNK_BYTES`], at least
+    /// 1024, a multiple of the block's threads.
+    pub fn chunk_elems(&self) -> u32 {
+        let want = (CHUNK_BYTES / self.elem_bytes).max(1024);
+        want.div_ceil(self.threads()) * self.threads()
+    }
+
+    /// Destination elements of one skew tile's windows per destination row: `tile`
+    /// times [`Geometry::skew_depth`].
+    pub fn skew_rows(&self) -> u32 {
+        self.tile * self.skew_depth()
+    }
+
+    /// Windows of `tile` destination elements a skew tile writes per destination
+    /// row: enough for 64 (two for tile 32). Each tile reads `sector - 1` source rows
+    /// more than it writes, so a deeper tile wastes less, up to the point where the
+    /// tile no longer fits enough blocks per SM (docs/design.md has the measurements).
+    pub fn skew_depth(&self) -> u32 {
+        (64 / self.tile).max(1)
+    }
+
+    /// Rows of the shared tile (tile forms).
+    pub fn shared_rows(&self) -> u32 {
+        match self.form {
+            Form::Skew => self.skew_rows() + self.sector_elems() - 1,
+            _ => self.tile,
+        }
+    }
+
+    /// Bytes of one shared-memory access (an element, a word of a word array or a
+    /// vector).
+    pub fn unit_bytes(&self) -> u32 {
+        match self.elem_bytes * self.vec {
+            b @ (1 | 2 | 4 | 8 | 16) => b,
+            _ => 4,
+        }
+    }
+
+    /// Units of one bank row (128 bytes): a narrow chunk's padding period is this
+    /// times the odd part of the narrow side.
+    pub fn bank_row_units(&self) -> u32 {
+        128 / self.unit_bytes()
+    }
+
+    /// Units of one shared plane with `layout` (a word-array element has one plane
+    /// per word).
+    pub fn shared_units(&self, layout: Layout) -> u64 {
+        match (self.form, layout) {
+            (_, Layout::Direct) => 0,
+            (Form::Tall | Form::Wide, Layout::Pad(n)) => {
+                let e = u64::from(self.chunk_elems());
+                e + e / u64::from(self.bank_row_units()) * u64::from(n)
+            }
+            (Form::Tall | Form::Wide, _) => u64::from(self.chunk_elems()),
+            (_, l) => u64::from(self.shared_rows()) * u64::from(l.row_stride(self.tile)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units() {
+        let g = |elem_bytes, vec| Geometry {
+            form: Form::Tile,
+            tile: 32,
+            block_rows: 8,
+            elem_bytes,
+            vec,
+        };
+        assert_eq!(g(12, 1).unit(), (Unit::U32, 3));
+        assert_eq!(g(16, 1).unit(), (Unit::U128, 1));
+        assert_eq!(g(1, 4).unit(), (Unit::U32, 4));
+        assert_eq!(all_elem_bytes().len(), 18);
+    }
+
+    #[test]
+    fn skew_tiles_are_64_rows_deep() {
+        let skew = |tile| Geometry {
+            form: Form::Skew,
+            tile,
+            block_rows: 8,
+            elem_bytes: 4,
+            vec: 1,
+        };
+        assert_eq!((skew(32).skew_depth(), skew(32).shared_rows()), (2, 71));
+        assert_eq!((skew(64).skew_depth(), skew(64).shared_rows()), (1, 71));
+    }
+}

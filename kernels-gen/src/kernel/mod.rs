@@ -1,0 +1,174 @@
+//! The kernel as data: every address it uses, built once from a spec and a layout.
+//!
+//! A [`Kernel`] is a list of [`Move`]s separated by `__syncthreads()`: the shared
+//! strategies have two (global source -> shared tile, shared tile -> global
+//! destination), `naive` has one (source -> destination). Each move is a guard and
+//! two [`Place`]s whose indices are [`Expr`]s. The emitter prints them, the
+//! simulator runs them and the analyzer evaluates their shared indices for every
+//! lane; none of them has an address formula of its own.
+//!
+//! The loops around the moves are fixed and shared by all three: a grid-stride
+//! loop over batches (`blockIdx.y`), a grid-stride loop over tiles (`blockIdx.x`,
+//! so there is no 65,535 limit on any side), the unrolled loop `j` over the
+//! `tile / block_rows` rows each thread moves, and for word-array elements the
+//! loop `k` over their 32-bit words.
+//!
+//! This layer builds a kernel for a given layout ([`Kernel::with_layout`]);
+//! resolving `pad` and `swizzle` to a layout asks the analyzer, one layer up
+//! ([`Kernel::build`], in [`crate::check::resolve`]).
+//!
+//! ```
+//! use bankfree_gen::{kernel::layout::Layout, Kernel, Strategy, TransposeSpec};
+//! let k = Kernel::with_layout(TransposeSpec::new(32, 4, Strategy::Pad(None))?, Layout::Pad(1));
+//! assert_eq!(k.shared_bytes(), 32 * 33 * 4);
+//! assert_eq!(k.entry_name(), "bankfree_transpose_t32_r8_e4_pad1");
+//! # Ok::<(), bankfree_gen::SpecError>(())
+//! ```
+
+pub mod geometry;
+pub mod grid;
+pub mod launch;
+pub mod layout;
+pub mod moves;
+mod narrow;
+pub mod spec;
+mod tile;
+pub(crate) mod tiling;
+
+use crate::ir::expr::{Expr, Less};
+use crate::kernel::geometry::{Form, Unit, MAX_NARROW};
+use crate::kernel::layout::Layout;
+use crate::kernel::moves::Move;
+use crate::kernel::narrow::narrow_moves;
+use crate::kernel::spec::{Strategy, TransposeSpec};
+use crate::kernel::tile::tile_moves;
+use crate::kernel::tiling::tiling;
+
+#[cfg(doc)]
+use crate::kernel::moves::Place;
+
+/// A spec with its strategy resolved and every address built.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    pub spec: TransposeSpec,
+    pub layout: Layout,
+    pub unit: Unit,
+    /// Units per thread step: 1, the 32-bit words of a word-array element, or the
+    /// `vec` rows of a block (`Var::K` runs over them).
+    pub words: u32,
+    /// Rows of the shared tile (for the narrow forms, of the chunk seen as rows of
+    /// `tile` units).
+    pub shared_rows: u32,
+    /// Named values over the kernel parameters (`tiles_x`, `ntiles`).
+    pub kernel_lets: Vec<Expr>,
+    /// Named values per tile (`tile_r`, `tile_c`).
+    pub tile_lets: Vec<Expr>,
+    /// Tiles per matrix (the launcher's grid).
+    pub ntiles: Expr,
+    /// The tile loop's condition (`t < ntiles`, or its division-free equivalent).
+    pub more: Less,
+    /// The moves, with a barrier between consecutive ones.
+    pub moves: Vec<Move>,
+}
+
+impl Kernel {
+    /// Builds the kernel for an explicit layout (no search, no size check).
+    pub fn with_layout(spec: TransposeSpec, layout: Layout) -> Kernel {
+        let geometry = spec.geometry;
+        let (unit, words) = geometry.unit();
+        let tiling = tiling(&geometry);
+        let (tile_lets, moves) = match geometry.form {
+            Form::Tall | Form::Wide => narrow_moves(&geometry, layout, &tiling, words),
+            Form::Tile | Form::Skew => tile_moves(&geometry, layout, &tiling, words),
+        };
+        Kernel {
+            spec,
+            layout,
+            unit,
+            words,
+            shared_rows: geometry.shared_rows(),
+            kernel_lets: tiling.lets,
+            tile_lets,
+            ntiles: tiling.ntiles,
+            more: tiling.more,
+            moves,
+        }
+    }
+
+    /// Shared memory per block, in bytes.
+    pub fn shared_bytes(&self) -> u64 {
+        self.spec.geometry.shared_units(self.layout)
+            * u64::from(self.words)
+            * u64::from(self.unit.bytes())
+    }
+
+    /// Units in the shared array.
+    pub fn shared_units(&self) -> u64 {
+        self.shared_bytes() / u64::from(self.unit.bytes())
+    }
+
+    /// One line for people: tile, threads, element size, strategy and its
+    /// resolution, shared memory.
+    pub fn describe(&self) -> String {
+        let (s, g) = (&self.spec, &self.spec.geometry);
+        let vec = if g.vec > 1 {
+            format!(
+                ", {v} x {v} blocks per thread step as {b}-byte vectors",
+                v = g.vec,
+                b = g.vec_bytes()
+            )
+        } else {
+            String::new()
+        };
+        let what = match g.form {
+            Form::Tile => format!("tile {}", g.tile_elems()),
+            Form::Skew => format!(
+                "skew tile {} x {} (writes start on 32-byte sectors; {} extra source rows)",
+                g.tile,
+                g.skew_rows(),
+                g.sector_elems() - 1
+            ),
+            Form::Tall | Form::Wide => format!(
+                "{} chunks of {} elements (narrow side up to {})",
+                g.form,
+                g.chunk_elems(),
+                MAX_NARROW
+            ),
+        };
+        format!(
+            "{what} ({} x {} threads), {}-byte elements{vec}, strategy {} -> {}, {} bytes of shared memory per block",
+            g.tile,
+            g.block_rows,
+            g.elem_bytes,
+            s.strategy,
+            self.layout,
+            self.shared_bytes()
+        )
+    }
+
+    /// The `extern "C"` entry point's name, derived from the spec.
+    pub fn entry_name(&self) -> String {
+        let (s, g) = (&self.spec, &self.spec.geometry);
+        let strat = match self.layout {
+            Layout::Direct => "naive".to_string(),
+            Layout::Pad(0) if s.strategy == Strategy::None => "none".to_string(),
+            Layout::Pad(n) => format!("pad{n}"),
+            Layout::Xor(z) => format!("xor{}{}{}", z.b, z.m, z.s),
+            Layout::Rotate => "rotate".to_string(),
+        };
+        let vec = if g.vec > 1 {
+            format!("_v{}", g.vec)
+        } else {
+            String::new()
+        };
+        let form = if g.form == Form::Tile {
+            String::new()
+        } else {
+            format!("_{}", g.form)
+        };
+        format!(
+            "bankfree_transpose_t{}_r{}_e{}{vec}_{}{form}",
+            g.tile, g.block_rows, g.elem_bytes, strat
+        )
+    }
+}

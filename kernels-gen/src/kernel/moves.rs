@@ -1,0 +1,54 @@
+//! The kernel's data movement as data: a [`Move`] copies one [`Place`] to another
+//! under a guard, for every thread and every iteration of its loops.
+
+use crate::ir::expr::{Expr, Guard};
+use serde::Serialize;
+
+/// Which memory a [`Place`] is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mem {
+    Src,
+    Dst,
+    Shared,
+}
+
+impl Mem {
+    /// The C array name.
+    pub fn c_name(self) -> &'static str {
+        match self {
+            Mem::Src => "src",
+            Mem::Dst => "dst",
+            Mem::Shared => "tile",
+        }
+    }
+}
+
+/// One array element: `mem[index]`, the index in units.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Place {
+    pub mem: Mem,
+    pub index: Expr,
+}
+
+impl Place {
+    /// `mem[index]` in C.
+    pub fn c(&self) -> String {
+        format!("{}[{}]", self.mem.c_name(), self.index.c())
+    }
+}
+
+/// `if (guard) to = from;`, run for every thread, `j` and `k`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Move {
+    /// Named values declared inside the `j` loop, in order.
+    pub lets: Vec<Expr>,
+    pub guard: Guard,
+    pub from: Place,
+    pub to: Place,
+    /// Read all `words` units first, transpose the `vec x vec` block they hold in
+    /// registers (unit `a`'s element `c` becomes unit `c`'s element `a`), then write.
+    pub transpose: bool,
+    /// Trips of the `j` loop (`Var::J` runs over `0..iters`).
+    pub iters: u32,
+}

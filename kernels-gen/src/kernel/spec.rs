@@ -1,0 +1,352 @@
+//! What kernel to build: a [`Geometry`] and a [`Strategy`], validated.
+//!
+//! ```
+//! use bankfree_gen::{Strategy, TransposeSpec};
+//! let spec = TransposeSpec::new(32, 4, "pad".parse()?)?;
+//! assert_eq!(spec.geometry.block_rows, 8);
+//! assert_eq!(spec.strategy, Strategy::Pad(None));
+//! assert!(TransposeSpec::new(48, 4, Strategy::Naive).is_err());
+//! # Ok::<(), bankfree_gen::SpecError>(())
+//! ```
+
+use crate::kernel::geometry::{
+    allowed_block_rows, allowed_vecs, default_block_rows, unit_of, Form, Geometry, ELEM_SIZES,
+    FORMS, TILES, VECS,
+};
+use crate::kernel::layout::MAX_PAD;
+use serde::Serialize;
+use std::fmt;
+use std::str::FromStr;
+
+/// How the shared tile avoids bank conflicts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    /// No shared memory: reads coalesced, writes strided (the classic baseline).
+    Naive,
+    /// A shared tile with no conflict avoidance, for comparison.
+    None,
+    /// `pad`: the smallest padding the analyzer proves conflict-free (`None`), or
+    /// `pad(n)`: exactly `n` elements of padding per tile row.
+    Pad(Option<u32>),
+    /// `swizzle` / `swizzle(xor)`: an XOR swizzle, CuTe's `Swizzle<B,M,S>`.
+    Xor,
+    /// `swizzle(rotate)`: `tile[y][(x + y) % tile]`.
+    Rotate,
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Strategy::Naive => f.write_str("naive"),
+            Strategy::None => f.write_str("none"),
+            Strategy::Pad(None) => f.write_str("pad"),
+            Strategy::Pad(Some(n)) => write!(f, "pad({n})"),
+            Strategy::Xor => f.write_str("swizzle(xor)"),
+            Strategy::Rotate => f.write_str("swizzle(rotate)"),
+        }
+    }
+}
+
+impl FromStr for Strategy {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Strategy, SpecError> {
+        let t: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+        let bad = || SpecError::Strategy { value: s.into() };
+        Ok(match t.as_str() {
+            "naive" => Strategy::Naive,
+            "none" => Strategy::None,
+            "pad" => Strategy::Pad(None),
+            "swizzle" | "swizzle(xor)" => Strategy::Xor,
+            "swizzle(rotate)" => Strategy::Rotate,
+            _ => {
+                let n = t
+                    .strip_prefix("pad(")
+                    .and_then(|r| r.strip_suffix(')'))
+                    .ok_or_else(bad)?;
+                let n: u32 = n.parse().map_err(|_| bad())?;
+                check_pad(n)?;
+                Strategy::Pad(Some(n))
+            }
+        })
+    }
+}
+
+impl FromStr for Form {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Form, SpecError> {
+        FORMS
+            .into_iter()
+            .find(|f| f.to_string() == s.trim())
+            .ok_or_else(|| SpecError::Form {
+                value: s.into(),
+                why: "expected tile, skew, tall or wide".into(),
+            })
+    }
+}
+
+fn check_pad(n: u32) -> Result<(), SpecError> {
+    if n > MAX_PAD {
+        return Err(SpecError::Pad { value: n });
+    }
+    Ok(())
+}
+
+/// A spec field that is out of range, or a strategy no layout satisfies. Each
+/// message names the field, the value and what is allowed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    #[error("tile = {value}: the tile side must be 8, 16, 32 or 64 elements")]
+    Tile { value: u32 },
+    #[error("block_rows = {value} with tile = {tile}: block_rows must divide the tile and keep tile x block_rows <= 1024 threads; allowed here: {allowed}")]
+    BlockRows {
+        value: u32,
+        tile: u32,
+        allowed: String,
+    },
+    #[error(
+        "element size {value} bytes: supported are {ELEM_SIZES} (12 for a float3, for example)"
+    )]
+    ElemBytes { value: u32 },
+    #[error("strategy `{value}`: expected naive, none, pad, pad(N), swizzle, swizzle(xor) or swizzle(rotate)")]
+    Strategy { value: String },
+    #[error("pad({value}): padding must be 0 to {MAX_PAD} elements per tile row")]
+    Pad { value: u32 },
+    #[error("the tile needs {bytes} bytes of shared memory per block, more than the {max} bytes any supported GPU allows; use a smaller tile (for `pad`, `strategy = swizzle` needs no padding and so less)")]
+    SharedTooLarge { bytes: u64, max: u64 },
+    #[error("no padding of 0 to {MAX_PAD} elements makes tile {tile} with {elem_bytes}-byte elements and {block_rows} thread rows conflict-free; use `strategy = swizzle` or another block_rows")]
+    NoPad {
+        tile: u32,
+        elem_bytes: u32,
+        block_rows: u32,
+    },
+    #[error("vec = {value} with {elem_bytes}-byte elements: {why}")]
+    Vec {
+        value: u32,
+        elem_bytes: u32,
+        why: String,
+    },
+    #[error("form `{value}`: {why}")]
+    Form { value: String, why: String },
+    #[error("no XOR swizzle makes tile {tile} with {elem_bytes}-byte elements and {block_rows} thread rows conflict-free; use `strategy = pad` or another block_rows")]
+    NoSwizzle {
+        tile: u32,
+        elem_bytes: u32,
+        block_rows: u32,
+    },
+}
+
+/// One tiled-transpose kernel, before its strategy is resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct TransposeSpec {
+    /// What one block moves and how.
+    #[serde(flatten)]
+    pub geometry: Geometry,
+    pub strategy: Strategy,
+}
+
+impl TransposeSpec {
+    /// A validated spec with the default `block_rows` for the tile, one element per
+    /// step, square tiles.
+    pub fn new(tile: u32, elem_bytes: u32, strategy: Strategy) -> Result<Self, SpecError> {
+        let spec = TransposeSpec {
+            geometry: Geometry {
+                form: Form::Tile,
+                tile,
+                block_rows: default_block_rows(tile),
+                elem_bytes,
+                vec: 1,
+            },
+            strategy,
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// The same spec in another [`Form`], validated.
+    pub fn with_form(self, form: Form) -> Result<Self, SpecError> {
+        self.with(|g| g.form = form)
+    }
+
+    /// The same spec moving `vec x vec` blocks of elements per thread, validated.
+    pub fn with_vec(self, vec: u32) -> Result<Self, SpecError> {
+        self.with(|g| g.vec = vec)
+    }
+
+    /// The same spec with another `block_rows`, validated.
+    pub fn with_block_rows(self, block_rows: u32) -> Result<Self, SpecError> {
+        self.with(|g| g.block_rows = block_rows)
+    }
+
+    fn with(mut self, change: impl FnOnce(&mut Geometry)) -> Result<Self, SpecError> {
+        change(&mut self.geometry);
+        self.validate()?;
+        Ok(self)
+    }
+
+    /// Checks every field; the first problem is returned.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let g = &self.geometry;
+        if !TILES.contains(&g.tile) {
+            return Err(SpecError::Tile { value: g.tile });
+        }
+        let allowed = allowed_block_rows(g.tile);
+        if !allowed.contains(&g.block_rows) {
+            let list: Vec<String> = allowed.iter().map(u32::to_string).collect();
+            return Err(SpecError::BlockRows {
+                value: g.block_rows,
+                tile: g.tile,
+                allowed: list.join(", "),
+            });
+        }
+        if unit_of(g.elem_bytes).is_none() {
+            return Err(SpecError::ElemBytes {
+                value: g.elem_bytes,
+            });
+        }
+        if g.vec != 1 {
+            let bad = |why: &str| SpecError::Vec {
+                value: g.vec,
+                elem_bytes: g.elem_bytes,
+                why: why.into(),
+            };
+            if !VECS.contains(&g.vec) {
+                return Err(bad("vec must be 1, 2 or 4"));
+            }
+            if !matches!(g.elem_bytes, 1 | 2 | 4 | 8) {
+                return Err(bad(
+                    "vectors are built of 1-, 2-, 4- or 8-byte elements; use vec = 1",
+                ));
+            }
+            if !matches!(g.vec_bytes(), 4 | 8 | 16) {
+                return Err(bad(&format!(
+                    "a vector must be 4, 8 or 16 bytes, and {} x {} is {}; allowed here: {}",
+                    g.vec,
+                    g.elem_bytes,
+                    g.vec_bytes(),
+                    allowed_vecs(g.elem_bytes)
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            if self.strategy == Strategy::Naive {
+                return Err(bad(
+                    "naive has no shared tile to transpose blocks through; use vec = 1",
+                ));
+            }
+        }
+        if let Strategy::Pad(Some(n)) = self.strategy {
+            check_pad(n)?;
+        }
+        self.validate_form()
+    }
+
+    fn validate_form(&self) -> Result<(), SpecError> {
+        let g = &self.geometry;
+        if g.form == Form::Tile {
+            return Ok(());
+        }
+        let bad = |why: String| {
+            Err(SpecError::Form {
+                value: g.form.to_string(),
+                why,
+            })
+        };
+        if g.vec != 1 {
+            return bad(format!(
+                "{} kernels move single elements; use vec = 1",
+                g.form
+            ));
+        }
+        if self.strategy == Strategy::Naive {
+            return bad("it works through shared memory; naive has none".into());
+        }
+        if matches!(self.strategy, Strategy::Xor | Strategy::Rotate)
+            && matches!(g.form, Form::Tall | Form::Wide)
+        {
+            return bad(format!(
+                "a {} kernel's chunk is flat, with no rows to swizzle; use strategy = pad",
+                g.form
+            ));
+        }
+        if matches!(g.form, Form::Tall | Form::Wide) && g.elem_bytes < 4 {
+            return bad(format!(
+                "{}-byte elements of neighbouring rows share 32-bit bank words in a narrow chunk; \
+                 tall and wide kernels take elements of 4 bytes or more (a tile kernel with vec > 1 runs these shapes)",
+                g.elem_bytes
+            ));
+        }
+        if g.form == Form::Skew {
+            let sector = g.sector_elems();
+            if !matches!(g.elem_bytes, 1 | 2 | 4 | 8 | 16) {
+                return bad(format!(
+                    "{}-byte elements never line up with 32-byte sectors; skew takes 1-, 2-, 4-, 8- and 16-byte elements",
+                    g.elem_bytes
+                ));
+            }
+            if g.tile < 2 * sector {
+                return bad(format!(
+                    "a skew tile shifts by up to {} rows, so it must be at least {} ({}-byte elements); use a larger tile",
+                    sector - 1,
+                    2 * sector,
+                    g.elem_bytes
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strategies_round_trip() {
+        for s in [
+            "naive",
+            "none",
+            "pad",
+            "pad(3)",
+            "swizzle(xor)",
+            "swizzle(rotate)",
+        ] {
+            let parsed: Strategy = s.parse().expect("valid");
+            assert_eq!(parsed.to_string(), s);
+        }
+        assert_eq!("swizzle".parse::<Strategy>(), Ok(Strategy::Xor));
+        assert_eq!("pad( 2 )".parse::<Strategy>(), Ok(Strategy::Pad(Some(2))));
+        assert!(matches!(
+            "pad(x)".parse::<Strategy>(),
+            Err(SpecError::Strategy { .. })
+        ));
+        assert_eq!(
+            "pad(65)".parse::<Strategy>(),
+            Err(SpecError::Pad { value: 65 })
+        );
+        assert!("swizzle(foo)".parse::<Strategy>().is_err());
+        assert_eq!("skew".parse::<Form>(), Ok(Form::Skew));
+        assert!("square".parse::<Form>().is_err());
+    }
+
+    #[test]
+    fn validation_names_field_value_and_allowed() {
+        let e = TransposeSpec::new(24, 4, Strategy::Xor).unwrap_err();
+        assert_eq!(e, SpecError::Tile { value: 24 });
+        let e = TransposeSpec::new(64, 4, Strategy::Xor)
+            .and_then(|s| s.with_block_rows(32))
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("block_rows = 32") && msg.contains("1, 2, 4, 8, 16"),
+            "{msg}"
+        );
+        let e = TransposeSpec::new(32, 6, Strategy::Xor).unwrap_err();
+        assert!(e.to_string().contains("element size 6 bytes"));
+        assert!(e.to_string().contains(ELEM_SIZES));
+        assert!(TransposeSpec::new(32, 68, Strategy::Xor).is_err());
+        assert!(TransposeSpec::new(32, 12, Strategy::Xor).is_ok());
+    }
+}

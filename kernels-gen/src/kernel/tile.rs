@@ -1,0 +1,155 @@
+//! The moves of the square-tile forms (`tile` and `skew`), built once as
+//! expressions: the source tile into shared memory, then its transpose out.
+
+use crate::ir::expr::{Expr, Guard, Less, Var};
+use crate::kernel::geometry::{Form, Geometry};
+use crate::kernel::layout::Layout;
+use crate::kernel::moves::{Mem, Move, Place};
+use crate::kernel::tiling::Tiling;
+
+/// The moves of the tile forms: source tile to shared memory, then its transpose
+/// to the destination (for `skew`, by windows that start on 32-byte sectors).
+pub(crate) fn tile_moves(
+    g: &Geometry,
+    layout: Layout,
+    tiling: &Tiling,
+    words: u32,
+) -> (Vec<Expr>, Vec<Move>) {
+    let t = i64::from(g.tile);
+    let vec = i64::from(g.vec);
+    let v = Expr::var;
+    let iters = g.iters();
+    let in_vecs = |x: Var| if vec > 1 { v(x) / vec } else { v(x) };
+    let (rows, cols) = (tiling.rows.clone(), tiling.cols.clone());
+    let tile_r = Expr::named("tile_r", v(Var::Tile) / tiling.tiles_x.clone());
+    let tile_c = Expr::named("tile_c", v(Var::Tile) % tiling.tiles_x.clone());
+    // Row inside the tile this thread handles in iteration j.
+    let tile_row = v(Var::Ty) + v(Var::J) * i64::from(g.block_rows);
+    let col = v(Var::Tx);
+
+    // Unit index of (row, col) in a global matrix with pitch `ld`: word k of a
+    // word-array element, or row k of a block, whose rows are `ld / vec` vectors
+    // apart (block row r starts at element row r * vec, i.e. vector r * ld).
+    let at = |batch_stride: Var, ld: Var, r: Expr, c: Expr| {
+        let base = v(Var::Batch) * in_vecs(batch_stride);
+        if vec > 1 {
+            base + r * v(ld) + c + v(Var::K) * in_vecs(ld)
+        } else if words > 1 {
+            (base + r * v(ld) + c) * i64::from(words) + v(Var::K)
+        } else {
+            base + r * v(ld) + c
+        }
+    };
+    let src_at = |r: Expr, c: Expr| Place {
+        mem: Mem::Src,
+        index: at(Var::SrcBatchStride, Var::SrcLd, r, c),
+    };
+    let dst_at = |r: Expr, c: Expr| Place {
+        mem: Mem::Dst,
+        index: at(Var::DstBatchStride, Var::DstLd, r, c),
+    };
+    // Word-planar: word k of every element lives in plane k.
+    let plane = g.shared_units(layout) as i64;
+    let shared = |r: Expr, c: Expr| Place {
+        mem: Mem::Shared,
+        index: if words > 1 {
+            v(Var::K) * plane + layout.shared_index(g.tile, r, c)
+        } else {
+            layout.shared_index(g.tile, r, c)
+        },
+    };
+    let tile_lets = vec![tile_r.clone(), tile_c.clone()];
+    // Destination element (out_row, out_col) (with vec > 1: block).
+    let out_row = Expr::named("out_row", tile_c.clone() * t + tile_row.clone());
+    let col_g = Expr::named("col", tile_c.clone() * t + col.clone());
+    if g.form == Form::Skew {
+        // Shared row 0 is source row `tile_r * deep - (s - 1)`: rows are counted
+        // `s - 1` up (`row_s`, `out_s`) so that nothing goes below zero. The write
+        // runs `depth` windows of `t` per destination row: iteration j writes row
+        // `j % per` of the thread's rows in window `j / per`.
+        let s = i64::from(g.sector_elems());
+        let (depth, deep) = (g.skew_depth(), i64::from(g.skew_rows()));
+        let per = i64::from(iters);
+        let (w_row, window) = if depth > 1 {
+            (
+                v(Var::Ty) + v(Var::J) % per * i64::from(g.block_rows),
+                v(Var::J) / per * t,
+            )
+        } else {
+            (tile_row.clone(), Expr::Lit(0))
+        };
+        let out_row = Expr::named("out_row", tile_c.clone() * t + w_row.clone());
+        let row_s = Expr::named("row_s", tile_r.clone() * deep + tile_row.clone());
+        let shift = Expr::named(
+            "shift",
+            (out_row.clone() * v(Var::DstLd) + v(Var::DstOff)) % s,
+        );
+        let in_tile = window + col.clone() + (s - 1) - shift.clone();
+        let out_s = Expr::named("out_s", tile_r * deep + in_tile.clone());
+        let read = Move {
+            lets: vec![row_s.clone(), col_g.clone()],
+            guard: Guard(vec![
+                Less(tile_row.clone(), Expr::Lit(i64::from(g.shared_rows()))),
+                Less(Expr::Lit(s - 2), row_s.clone()),
+                Less(row_s.clone(), rows.clone() + (s - 1)),
+                Less(col_g.clone(), cols.clone()),
+            ]),
+            from: src_at(row_s - (s - 1), col_g),
+            to: shared(tile_row.clone(), col.clone()),
+            transpose: false,
+            iters: g.shared_rows().div_ceil(g.block_rows),
+        };
+        let write = Move {
+            lets: vec![out_row.clone(), shift.clone(), out_s.clone()],
+            guard: Guard(vec![
+                Less(out_row.clone(), cols),
+                Less(Expr::Lit(s - 2), out_s.clone()),
+                Less(out_s.clone(), rows + (s - 1)),
+            ]),
+            from: shared(in_tile, w_row),
+            to: dst_at(out_row, out_s - (s - 1)),
+            transpose: false,
+            iters: iters * depth,
+        };
+        return (tile_lets, vec![read, write]);
+    }
+    let row_g = Expr::named("row", tile_lets[0].clone() * t + tile_row.clone());
+    let out_col = Expr::named("out_col", tile_lets[0].clone() * t + col.clone());
+    let in_src = Guard(vec![
+        Less(row_g.clone(), rows.clone()),
+        Less(col_g.clone(), cols.clone()),
+    ]);
+    let in_dst = Guard(vec![
+        Less(out_row.clone(), cols),
+        Less(out_col.clone(), rows),
+    ]);
+    let moves = match layout {
+        Layout::Direct => vec![Move {
+            lets: vec![row_g.clone(), col_g.clone()],
+            guard: in_src,
+            from: src_at(row_g.clone(), col_g.clone()),
+            to: dst_at(col_g, row_g),
+            transpose: false,
+            iters,
+        }],
+        _ => vec![
+            Move {
+                lets: vec![row_g.clone(), col_g.clone()],
+                guard: in_src,
+                from: src_at(row_g, col_g),
+                to: shared(tile_row.clone(), col.clone()),
+                transpose: false,
+                iters,
+            },
+            Move {
+                lets: vec![out_row.clone(), out_col.clone()],
+                guard: in_dst,
+                from: shared(col, tile_row),
+                to: dst_at(out_row, out_col),
+                transpose: g.vec > 1,
+                iters,
+            },
+        ],
+    };
+    (tile_lets, moves)
+}

@@ -1,0 +1,164 @@
+//! A kernel's named values over its parameters and its tile (or chunk) count, built
+//! once per geometry and shared by the kernel's moves and the launcher.
+
+use crate::ir::expr::{Expr, Less, Var};
+use crate::kernel::geometry::{Form, Geometry};
+
+/// The named values of a kernel over its parameters, and its number of tiles (or
+/// chunks) per matrix: built once, used by the kernel and by the launcher.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Tiling {
+    /// Declared in this order at the top of the kernel.
+    pub lets: Vec<Expr>,
+    /// Tiles (or chunks) per matrix: the launcher sizes the grid with it.
+    pub ntiles: Expr,
+    /// The tile loop's condition on `t`, true exactly for `t < ntiles` (narrow
+    /// forms test `t * chunk < long`, so the kernel needs no 64-bit division).
+    pub more: Less,
+    /// Tile forms: rows and cols (in vectors with `vec > 1`) and tiles per row.
+    pub rows: Expr,
+    pub cols: Expr,
+    pub tiles_x: Expr,
+    /// Narrow forms: the narrow side and the long-side entries per chunk.
+    pub narrow: Expr,
+    pub chunk: Expr,
+    /// Narrow forms: units between two padding units in the shared chunk.
+    pub period: Expr,
+    /// Narrow forms: the multipliers that divide by `chunk` and `period`
+    /// ([`Expr::quot`]; every quotient the kernel takes is below 2^16, the divisors
+    /// below 2^13, so they are exact).
+    pub chunk_m: Expr,
+    pub period_m: Expr,
+}
+
+/// The named values and tile count of a kernel of geometry `g`.
+pub(crate) fn tiling(g: &Geometry) -> Tiling {
+    let v = Expr::var;
+    // With vec > 1 rows and cols count vectors: a tile is `tile` of them.
+    let t = i64::from(g.tile);
+    let vec = i64::from(g.vec);
+    match g.form {
+        Form::Tile | Form::Skew => {
+            let (rows, cols) = if vec > 1 {
+                (
+                    Expr::named("rows_v", v(Var::Rows) / vec),
+                    Expr::named("cols_v", v(Var::Cols) / vec),
+                )
+            } else {
+                (v(Var::Rows), v(Var::Cols))
+            };
+            // A skew tile's windows start up to `sector - 1` rows early, and the
+            // tile is `skew_rows` source rows deep.
+            let (extra, deep) = if g.form == Form::Skew {
+                (i64::from(g.sector_elems()) - 1, i64::from(g.skew_rows()))
+            } else {
+                (0, t)
+            };
+            let tiles_x = Expr::named("tiles_x", (cols.clone() + (t - 1)) / t);
+            let tiles_y = (rows.clone() + (extra + deep - 1)) / deep;
+            let ntiles = Expr::named("ntiles", tiles_x.clone() * tiles_y);
+            let mut lets = if vec > 1 {
+                vec![rows.clone(), cols.clone()]
+            } else {
+                vec![]
+            };
+            lets.extend([tiles_x.clone(), ntiles.clone()]);
+            Tiling {
+                lets,
+                more: Less(v(Var::Tile), ntiles.clone()),
+                ntiles,
+                rows,
+                cols,
+                tiles_x,
+                narrow: Expr::Lit(0),
+                chunk: Expr::Lit(0),
+                period: Expr::Lit(0),
+                chunk_m: Expr::Lit(0),
+                period_m: Expr::Lit(0),
+            }
+        }
+        Form::Tall | Form::Wide => {
+            let (narrow_var, long) = if g.form == Form::Tall {
+                (Var::Cols, Var::Rows)
+            } else {
+                (Var::Rows, Var::Cols)
+            };
+            let narrow = Expr::small("narrow", v(narrow_var));
+            // Whole warps per narrow row: a multiple of 32.
+            let chunk = Expr::small(
+                "chunk",
+                Expr::Lit(i64::from(g.chunk_elems())) / narrow.clone() / 32 * 32,
+            );
+            let ntiles = Expr::named("ntiles", (v(long) + chunk.clone() - 1) / chunk.clone());
+            // One unit of padding every lcm(bank row, narrow) units: stride-`narrow`
+            // accesses then meet every bank once (the analyzer checks each width).
+            let w = i64::from(g.bank_row_units());
+            let lowest_bit = Expr::small("low", narrow.clone().and(Expr::Lit(0) - narrow.clone()));
+            let period = Expr::small(
+                "period",
+                Expr::Lit(w)
+                    * (narrow.clone() >> Expr::ctz(narrow.clone()))
+                    * ((lowest_bit.clone() + (w - 1)) / w),
+            );
+            let chunk_m = Expr::magic("chunk_m", chunk.clone());
+            let period_m = Expr::magic("period_m", period.clone());
+            Tiling {
+                lets: vec![
+                    narrow.clone(),
+                    chunk.clone(),
+                    lowest_bit,
+                    period.clone(),
+                    chunk_m.clone(),
+                    period_m.clone(),
+                ],
+                more: Less(v(Var::Tile) * chunk.clone(), v(long)),
+                period,
+                chunk_m,
+                period_m,
+                ntiles,
+                rows: v(Var::Rows),
+                cols: v(Var::Cols),
+                tiles_x: Expr::Lit(0),
+                narrow,
+                chunk,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::expr::Env;
+    use crate::kernel::grid::{grid, ALL_STRATEGIES};
+
+    /// The narrow kernels divide by `chunk` and `period` with magic multipliers
+    /// (`Expr::quot`), exact while `n * d < 2^32`: for every tall and wide spec and
+    /// every narrow side, the largest dividend (the thread's flat index, which bounds
+    /// the shared index too) times the divisor stays below that, and each divisor is
+    /// >= 2.
+    #[test]
+    fn narrow_quotients_stay_where_magic_division_is_exact() {
+        let mut checked = 0;
+        for spec in grid(&ALL_STRATEGIES)
+            .into_iter()
+            .filter(|s| matches!(s.geometry.form, Form::Tall | Form::Wide))
+        {
+            let g = spec.geometry;
+            let t = tiling(&g);
+            let flat = i64::from(g.threads()) * i64::from(g.chunk_elems() / g.threads());
+            for n in 1..=32 {
+                let mut env = Env::default();
+                env.set(Var::Rows, n);
+                env.set(Var::Cols, n);
+                for d in [&t.chunk, &t.period] {
+                    let d = d.eval(&env).expect("divisor evaluates");
+                    assert!(d >= 2, "{spec:?} at {n}: divisor {d}");
+                    assert!(flat * d < 1 << 32, "{spec:?} at {n}: {flat} x {d}");
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked >= 60 * 32, "only {checked} checked");
+    }
+}

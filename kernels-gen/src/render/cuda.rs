@@ -1,0 +1,301 @@
+//! Renders a [`Kernel`] as CUDA C: deterministic, readable, no headers needed.
+//!
+//! ```
+//! use bankfree_gen::{emit, Kernel, Strategy, TransposeSpec};
+//! let k = Kernel::build(TransposeSpec::new(32, 4, Strategy::Xor)?)?;
+//! let src = emit(&k);
+//! assert!(src.contains("extern \"C\" __global__"));
+//! assert!(src.contains("tile[(ty + j * 8) * 32 + (tx ^ ((ty + j * 8) & 31))]"));
+//! # Ok::<(), bankfree_gen::SpecError>(())
+//! ```
+
+use crate::check::index32::{INDEX64_DEFINE, INDEX64_SUFFIX};
+use crate::hw::bank::Model;
+use crate::ir::expr::Var;
+use crate::ir::shape::SCALAR_PARAMS;
+use crate::kernel::geometry::{Form, MAX_NARROW};
+use crate::kernel::launch::{dynamic_shared_bytes, MAX_GRID_X, MAX_GRID_Y};
+use crate::kernel::layout::Layout;
+use crate::kernel::Kernel;
+use crate::render::body::{access_type, body_of, INDEX_TYPE, VEC_TYPE};
+use crate::render::writer::CWriter;
+use std::fmt::{self, Write};
+
+/// The kernel's CUDA C source.
+pub fn emit(k: &Kernel) -> String {
+    let mut w = CWriter::default();
+    match write_kernel(&mut w, k) {
+        Ok(()) => w.into_string(),
+        // `CWriter` writes into a `String`, which never fails.
+        Err(fmt::Error) => unreachable!("formatting into a String failed"),
+    }
+}
+
+/// The two builds of one source: 32-bit indices by default, 64-bit ones (and the
+/// entry point renamed) where the compile defines [`INDEX64_DEFINE`].
+fn index_type(w: &mut CWriter, entry: &str) -> fmt::Result {
+    writeln!(
+        w,
+        "#ifdef {INDEX64_DEFINE}\n\
+         typedef unsigned long long {INDEX_TYPE}; // 64-bit build: any call\n\
+         #define {entry} {entry}{INDEX64_SUFFIX}\n\
+         #else\n\
+         typedef unsigned {INDEX_TYPE}; // 32-bit build: calls whose indices provably fit\n\
+         #endif\n"
+    )
+}
+
+fn write_kernel(w: &mut CWriter, k: &Kernel) -> fmt::Result {
+    let g = &k.spec.geometry;
+    let ty = access_type(k);
+    header(w, k)?;
+    let name = k.entry_name();
+    index_type(w, &name)?;
+    if g.vec > 1 {
+        writeln!(
+            w,
+            "struct __align__({}) {VEC_TYPE} {{ {} e[{}]; }};\n",
+            g.vec_bytes(),
+            g.elem_unit().c_type(),
+            g.vec
+        )?;
+    }
+    writeln!(
+        w,
+        "extern \"C\" __global__ void __launch_bounds__({})\n{name}(",
+        g.threads()
+    )?;
+    w.indent();
+    writeln!(w, "const {ty}* __restrict__ src,")?;
+    write!(w, "{ty}* __restrict__ dst")?;
+    for p in SCALAR_PARAMS {
+        write!(w, ",\n{INDEX_TYPE} {p}")?;
+    }
+    w.dedent();
+    writeln!(w, ")")?;
+    w.scope(|w| {
+        if k.layout != Layout::Direct {
+            if dynamic_shared_bytes(k.shared_bytes()) > 0 {
+                writeln!(w, "extern __shared__ {ty} tile[];")?;
+            } else {
+                writeln!(w, "__shared__ {ty} tile[{}];", k.shared_units())?;
+            }
+        }
+        writeln!(
+            w,
+            "const unsigned tx = threadIdx.x;\nconst unsigned ty = threadIdx.y;"
+        )?;
+        if g.form == Form::Skew {
+            // The launch's block: telling the compiler lets it drop the skew tile's
+            // bounds arithmetic (docs/design.md); the vec tiles ran slower with it.
+            writeln!(
+                w,
+                "__builtin_assume(tx < {});\n__builtin_assume(ty < {});",
+                g.tile, g.block_rows
+            )?;
+        }
+        if k.moves.iter().any(|m| m.to.index.uses(Var::DstOff)) {
+            writeln!(
+                w,
+                "const {INDEX_TYPE} {} = ({INDEX_TYPE})((unsigned long long)dst / {});",
+                Var::DstOff.c_name(),
+                k.unit.bytes()
+            )?;
+        }
+        for l in &k.kernel_lets {
+            w.decl(INDEX_TYPE, l)?;
+        }
+        let batches = format_args!("for ({INDEX_TYPE} b = blockIdx.y; b < batch; b += gridDim.y)");
+        w.block(batches, |w| {
+            let more = k.more.c();
+            let tiles = format_args!("for ({INDEX_TYPE} t = blockIdx.x; {more}; t += gridDim.x)");
+            w.block(tiles, |w| {
+                for l in &k.tile_lets {
+                    w.decl(INDEX_TYPE, l)?;
+                }
+                for (i, mv) in k.moves.iter().enumerate() {
+                    if i > 0 {
+                        writeln!(w, "__syncthreads();")?;
+                    }
+                    body_of(w, k, mv)?;
+                }
+                if k.moves.len() > 1 {
+                    writeln!(
+                        w,
+                        "__syncthreads(); // the next tile reuses the shared tile"
+                    )?;
+                }
+                Ok(())
+            })
+        })
+    })
+}
+
+fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
+    let (s, g) = (&k.spec, &k.spec.geometry);
+    let elem = if g.vec > 1 {
+        format!(
+            "{v} x {v} blocks per thread step: {v} loads of {b}-byte vectors, a register transpose, {v} stores; \
+             shared memory holds {v} planes of vectors",
+            v = g.vec,
+            b = g.vec_bytes()
+        )
+    } else if k.words > 1 {
+        format!(
+            "{} x {} (word-planar in shared memory)",
+            k.words,
+            k.unit.c_type()
+        )
+    } else {
+        k.unit.c_type().to_string()
+    };
+    writeln!(
+        h,
+        "// Generated by bankfree-gen {}. Do not edit: change the spec.",
+        env!("CARGO_PKG_VERSION")
+    )?;
+    writeln!(
+        h,
+        "// spec:     tile {te}, block {t} x {r} threads ({i} rows per thread), {b}-byte elements ({elem})",
+        te = g.tile_elems(),
+        t = g.tile,
+        r = g.block_rows,
+        i = g.iters(),
+        b = g.elem_bytes
+    )?;
+    match g.form {
+        Form::Tile => {}
+        Form::Skew => {
+            writeln!(
+                h,
+                "// form:     skew: each destination row's windows ({} of {} elements) start on a \
+                 32-byte sector (shifted back by up to {} elements), so the tile holds {} source rows",
+                g.skew_depth(),
+                g.tile,
+                g.sector_elems() - 1,
+                k.shared_rows
+            )?;
+        }
+        Form::Tall | Form::Wide => {
+            let (narrow, long, flat) = if g.form == Form::Tall {
+                ("cols", "rows", "src_ld == cols")
+            } else {
+                ("rows", "cols", "dst_ld == rows")
+            };
+            writeln!(
+                h,
+                "// form:     {}: {narrow} <= {}, {flat}; a block moves chunk = {} / {narrow} / 32 * 32 {long} \
+                 (flat in shared memory, as rows of {})",
+                g.form,
+                MAX_NARROW,
+                g.chunk_elems(),
+                g.tile
+            )?;
+        }
+    }
+    writeln!(h, "// strategy: {} -> {}", s.strategy, k.layout)?;
+    let planes = if k.words > 1 {
+        format!("{} planes of ", k.words)
+    } else {
+        String::new()
+    };
+    let shared = match (k.layout, g.form) {
+        (Layout::Direct, _) => "none".to_string(),
+        (_, Form::Tall | Form::Wide) => format!(
+            "{} bytes per block ({planes}tile[{}] of {}: the chunk, one unit of padding every period units)",
+            k.shared_bytes(),
+            g.shared_units(k.layout),
+            access_type(k)
+        ),
+        (l, _) => format!(
+            "{} bytes per block ({planes}tile[{}][{}] of {})",
+            k.shared_bytes(),
+            k.shared_rows,
+            l.row_stride(g.tile),
+            access_type(k)
+        ),
+    };
+    writeln!(h, "// shared:   {shared}")?;
+    if dynamic_shared_bytes(k.shared_bytes()) > 0 {
+        writeln!(
+            h,
+            "//           dynamic: launch with {} bytes and raise cudaFuncAttributeMaxDynamicSharedMemorySize",
+            k.shared_bytes()
+        )?;
+    }
+    let report = k.analyze(Model::Hopper);
+    writeln!(h, "// analyzer: hopper model: {}", report.verdict())?;
+    for i in &report.instructions {
+        writeln!(
+            h,
+            "//           {:<5} {}: worst {} wavefronts (ideal {}), mean {:.2}",
+            i.kind,
+            i.access,
+            i.wavefronts,
+            i.ideal,
+            i.mean_wavefronts()
+        )?;
+    }
+    writeln!(
+        h,
+        "// data:     src (b, r, c) = src[b * src_batch_stride + r * src_ld + c], rows x cols;\n\
+         //           dst (b, c, r) = dst[b * dst_batch_stride + c * dst_ld + r]; all in elements"
+    )?;
+    if g.vec > 1 {
+        writeln!(
+            h,
+            "//           needs rows, cols, pitches and batch strides divisible by {} and both pointers {}-byte aligned",
+            g.vec,
+            g.vec_bytes()
+        )?;
+    }
+    let tiles = match g.form {
+        Form::Tile => format!("tiles of {}", g.tile_elems()),
+        Form::Skew => format!(
+            "ntiles = tiles of {} x {} with rows + {}",
+            g.tile,
+            g.skew_rows(),
+            g.sector_elems() - 1
+        ),
+        Form::Tall | Form::Wide => "ntiles = chunks".to_string(),
+    };
+    writeln!(
+        h,
+        "// launch:   block ({}, {}, 1); grid (min({tiles}, {MAX_GRID_X}), min(batch, {MAX_GRID_Y}), 1); \
+         both loops stride over the rest",
+        g.tile,
+        g.block_rows,
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::emit;
+    use crate::kernel::geometry::Form;
+    use crate::kernel::spec::{Strategy, TransposeSpec};
+    use crate::kernel::Kernel;
+
+    fn staged(spec: TransposeSpec) -> bool {
+        emit(&Kernel::build(spec).expect("buildable")).contains(" stage[")
+    }
+
+    fn spec(tile: u32, elem_bytes: u32, strategy: Strategy) -> TransposeSpec {
+        TransposeSpec::new(tile, elem_bytes, strategy).expect("valid spec")
+    }
+
+    #[test]
+    fn skew_naive_long_and_16_byte_vector_moves_are_not_staged() {
+        let skew = spec(64, 4, Strategy::Pad(None)).with_form(Form::Skew);
+        assert!(!staged(skew.expect("skew spec")));
+        assert!(!staged(spec(32, 4, Strategy::Naive)));
+        // Tile 64 with 8 thread rows: 8 iterations.
+        assert!(!staged(spec(64, 4, Strategy::Pad(None))));
+        let v4 = spec(32, 4, Strategy::Pad(None))
+            .with_block_rows(16)
+            .and_then(|s| s.with_vec(4));
+        assert!(!staged(v4.expect("vec 4 spec")));
+        // The plain f32 tile (4 iterations of 4 bytes) is.
+        assert!(staged(spec(32, 4, Strategy::Pad(None))));
+    }
+}

@@ -1,0 +1,7 @@
+//! Rendering: a kernel as CUDA C (through an indenting writer), and bank maps as
+//! SVG pictures.
+
+mod body;
+pub mod cuda;
+pub mod svg;
+pub mod writer;

@@ -1,0 +1,176 @@
+//! Which kernel to run by default: the generator's choices, from measurements.
+//!
+//! A kernel moving `vec x vec` blocks needs dimensions, pitches and strides divisible
+//! by `vec` and aligned pointers, so a caller lists it first and a `vec = 1` spec
+//! after it (the runtime's `transpose_first` takes the first that can run a call).
+//! The attribute does this when `tile` and `block_rows` are left to it.
+//!
+//! ```
+//! use bankfree_gen::{select::choice::fast_variant, Strategy, TransposeSpec};
+//! let spec = TransposeSpec::new(32, 1, Strategy::Pad(None))?;
+//! let fast = fast_variant(&spec).expect("1-byte elements have a measured variant").geometry;
+//! assert_eq!((fast.tile, fast.block_rows, fast.vec), (32, 16, 4)); // 128 x 128 bytes
+//! assert!(fast_variant(&TransposeSpec::new(32, 8, Strategy::Xor)?).is_none());
+//! # Ok::<(), bankfree_gen::SpecError>(())
+//! ```
+
+use crate::hw::bank::Model;
+use crate::kernel::geometry::Form;
+use crate::kernel::spec::{Strategy, TransposeSpec};
+use crate::kernel::Kernel;
+
+/// One measured default: for `elem_bytes` and `strategy`, a kernel of
+/// `tile x block_rows` threads moving `vec x vec` blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Default {
+    pub elem_bytes: u32,
+    pub strategy: Strategy,
+    pub tile: u32,
+    pub block_rows: u32,
+    pub vec: u32,
+}
+
+const fn d(elem_bytes: u32, strategy: Strategy, tile: u32, block_rows: u32, vec: u32) -> Default {
+    Default {
+        elem_bytes,
+        strategy,
+        tile,
+        block_rows,
+        vec,
+    }
+}
+
+/// The fastest variant per element size and strategy on the H100 (sm_90), from
+/// `bench --sweep` on 8192 x 8192 (docs/design.md); ratios to a same-bytes
+/// `cudaMemcpy`, against the tile-32, 32 x 8 kernel with one element per step in
+/// brackets: 1-byte 0.94-0.95 [0.36], 2-byte 0.96-0.97 [0.64], 4-byte 0.97 [0.89],
+/// 12-byte 0.94 [0.93], 16-byte 0.98 [0.97]. 8-byte elements are fastest as they
+/// are (0.975-0.984), so they have no entry. 1-byte kernels use 32 x 16 threads:
+/// pad 0.951 against 0.939 for 32 x 8, swizzle 0.924 against 0.913 for 16 x 8.
+pub const HOPPER_DEFAULTS: [Default; 10] = [
+    d(1, Strategy::Pad(None), 32, 16, 4),
+    d(1, Strategy::Xor, 32, 16, 4),
+    d(2, Strategy::Pad(None), 32, 8, 4),
+    d(2, Strategy::Xor, 32, 8, 4),
+    d(4, Strategy::Pad(None), 32, 16, 2),
+    d(4, Strategy::Xor, 32, 16, 2),
+    d(12, Strategy::Pad(None), 64, 8, 1),
+    d(12, Strategy::Xor, 64, 8, 1),
+    d(16, Strategy::Pad(None), 16, 16, 1),
+    d(16, Strategy::Xor, 16, 16, 1),
+];
+
+/// The measured variant of `spec`'s element size and strategy, where there is one:
+/// for the conflict-free searches `pad` and `swizzle(xor)`. Other strategies
+/// (`none`, `pad(N)`, `rotate`) are taken as asked for.
+pub fn fast_variant(spec: &TransposeSpec) -> Option<TransposeSpec> {
+    if spec.geometry.vec != 1 {
+        return None;
+    }
+    let d = HOPPER_DEFAULTS
+        .iter()
+        .find(|d| d.elem_bytes == spec.geometry.elem_bytes && d.strategy == spec.strategy)?;
+    TransposeSpec::new(d.tile, spec.geometry.elem_bytes, spec.strategy)
+        .and_then(|s| s.with_block_rows(d.block_rows))
+        .and_then(|s| s.with_vec(d.vec))
+        .ok()
+}
+
+/// [`fast_variant`] built and proven conflict-free (hopper model), ready to list
+/// before `spec`'s own kernel.
+pub fn fast_kernel(spec: &TransposeSpec) -> Option<Kernel> {
+    let k = Kernel::build(fast_variant(spec)?).ok()?;
+    k.analyze(Model::Hopper).conflict_free.then_some(k)
+}
+
+/// Tile side of the default `skew` kernels (x 8 threads). On 8191 x 8193 f32 (H100)
+/// the 64 x 71 tile runs at 0.934 of memcpy, the 32 x 71 one at 0.928 and the
+/// 64 x 135 one at 0.927; f64: 0.933, 0.919 and 0.885.
+pub const SKEW_TILE: u32 = 64;
+
+/// The kernels for shape classes the square tiles serve badly, for `spec`'s element
+/// size and strategy (`pad` and `swizzle(xor)`, like [`fast_variant`]), built and
+/// proven conflict-free: tall (at most 32 columns), wide (at most 32 rows), then
+/// skew (destination rows that do not start on 32-byte sectors). All three pad,
+/// whatever the strategy: a flat chunk has no rows to swizzle, and the padded skew
+/// tile was measured faster than the swizzled one.
+/// Each is listed before the square-tile kernels; the runtime runs one only on the
+/// shapes it suits.
+pub fn shape_kernels(spec: &TransposeSpec) -> Vec<Kernel> {
+    if spec.geometry.vec != 1 || !matches!(spec.strategy, Strategy::Pad(None) | Strategy::Xor) {
+        return Vec::new();
+    }
+    let narrow = |form| {
+        TransposeSpec::new(32, spec.geometry.elem_bytes, Strategy::Pad(None))
+            .and_then(|s| s.with_form(form))
+    };
+    // Padded for both strategies: on 8191 x 8193 f32 the padded skew tile runs at
+    // 0.82 of memcpy and the XOR one at 0.74 (H100, tile 32 x 39).
+    // No 1-byte skew kernel: a sector is 32 of them, so the tile reads half again as
+    // many rows as it writes (the 64 x 8 one runs at 0.44 of memcpy on aligned
+    // 8192 x 8192 u8, the tile-32 kernel at 0.48; H100, `bench --sweep`).
+    let skew = (spec.geometry.elem_bytes > 1).then(|| {
+        TransposeSpec::new(SKEW_TILE, spec.geometry.elem_bytes, Strategy::Pad(None))
+            .and_then(|s| s.with_form(Form::Skew))
+    });
+    [
+        narrow(Form::Tall).ok(),
+        narrow(Form::Wide).ok(),
+        skew.and_then(Result::ok),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|s| Kernel::build(s).ok())
+    .filter(|k| k.analyze(Model::Hopper).conflict_free)
+    .collect()
+}
+
+/// What `tile = auto` runs for the kernel `k` of the attribute's spec, in the order
+/// the runtime tries them: [`shape_kernels`], then [`fast_kernel`], then `k` itself
+/// (left out when the fast kernel is a `vec = 1` kernel, which runs every shape).
+pub fn auto_kernels(k: &Kernel) -> Vec<Kernel> {
+    let mut out = shape_kernels(&k.spec);
+    match fast_kernel(&k.spec) {
+        Some(f) if f.spec.geometry.vec == 1 => out.push(f),
+        Some(f) => out.extend([f, k.clone()]),
+        None => out.push(k.clone()),
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::cuda::emit;
+
+    fn spec(tile: u32, elem_bytes: u32, strategy: Strategy) -> TransposeSpec {
+        TransposeSpec::new(tile, elem_bytes, strategy).expect("valid spec")
+    }
+
+    #[test]
+    fn the_measured_defaults_but_word_arrays_stage_their_loads() {
+        for (e, want) in [
+            (1, true),
+            (2, true),
+            (4, true),
+            (8, true),
+            (12, false),
+            (16, false),
+        ] {
+            for s in [Strategy::Pad(None), Strategy::Xor] {
+                let k = fast_kernel(&spec(32, e, s)).unwrap_or_else(|| {
+                    Kernel::build(spec(32, e, s)).expect("the plain kernel builds")
+                });
+                assert_eq!(emit(&k).contains(" stage["), want, "{e}-byte {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_staged_move_loads_everything_before_its_first_store() {
+        let src = emit(&fast_kernel(&spec(32, 1, Strategy::Xor)).expect("1-byte default"));
+        let last_load = src.rfind("] = src[").expect("a load");
+        let first_store = src.find("] = stage[").expect("a shared store");
+        assert!(last_load < first_store, "{src}");
+    }
+}

@@ -1,0 +1,3 @@
+//! Selection: which kernels a call runs by default, from measurements.
+
+pub mod choice;
