@@ -150,3 +150,47 @@ fn autotune_times_the_kernels_that_fit_and_keeps_the_fastest() {
         );
     }
 }
+
+/// A user's pixel type: derived, allocated with cudarc and transposed with no
+/// `unsafe`, every cudarc error converted by `?`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, bankfree::Element)]
+#[repr(C)]
+struct Rgb {
+    r: f32,
+    g: f32,
+    b: f32,
+}
+
+#[tiled_transpose(strategy = pad)]
+fn t_rgb(
+    src: &CudaSlice<Rgb>,
+    dst: &mut CudaSlice<Rgb>,
+    rows: usize,
+    cols: usize,
+) -> bankfree::Result<()>;
+
+fn rgb_on_gpu(host: &[Rgb], rows: usize, cols: usize) -> bankfree::Result<Vec<Rgb>> {
+    let stream = CudaContext::new(0)?.default_stream();
+    let src = stream.clone_htod(host)?;
+    let mut dst = stream.alloc_zeros::<Rgb>(host.len())?;
+    t_rgb(&src, &mut dst, rows, cols)?;
+    Ok(stream.clone_dtoh(&dst)?)
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_derived_element_transposes_on_the_gpu() {
+    for (rows, cols) in [(1080, 1920), (33, 7), (1, 4097)] {
+        let host: Vec<Rgb> = (0..rows * cols)
+            .map(|i| Rgb {
+                r: i as f32,
+                g: -(i as f32),
+                b: (i as f32).sqrt(),
+            })
+            .collect();
+        let got = rgb_on_gpu(&host, rows, cols).expect("transposed");
+        let mut want = vec![Rgb::default(); host.len()];
+        cpu(&host, &mut want, 1, rows, cols, cols, rows);
+        assert!(got == want, "{rows} x {cols}");
+    }
+}
