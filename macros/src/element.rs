@@ -71,9 +71,13 @@ pub fn derive(cx: &Ctxt, input: &syn::DeriveInput) -> TokenStream {
          fields' sizes); reorder the fields from largest to smallest alignment or add explicit \
          fields for the padding"
     );
+    let Some((first, rest)) = tys.split_first() else {
+        return TokenStream::new(); // refused above: no fields
+    };
     let padding_check = quote_spanned! {name.span()=>
         const _: () = ::core::assert!(
-            ::core::mem::size_of::<#name>() == 0 #(+ ::core::mem::size_of::<#tys>())*,
+            ::core::mem::size_of::<#name>()
+                == ::core::mem::size_of::<#first>() #(+ ::core::mem::size_of::<#rest>())*,
             #padding
         );
     };
