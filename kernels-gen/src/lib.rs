@@ -7,7 +7,7 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | [`memo`] | | one process-wide memo |
+//! | `memo` | | one process-wide memo |
 //! | [`ir`] | `expr`, `parse`, `shape` | index expressions, their parser, a call's shape |
 //! | [`hw`] | `bank`, `occupancy` | the bank and occupancy models |
 //! | [`kernel`] | `geometry`, `layout`, `spec`, `moves`, `launch`, ... | building a kernel for a spec and a layout |
@@ -49,7 +49,7 @@
 //! per quarter-warp). [`Model::Legacy16`] is CUDA 1.x's 16 banks and half-warps,
 //! for the classic worked examples.
 
-pub mod memo;
+mod memo;
 
 pub mod ir;
 

@@ -7,7 +7,7 @@ use bankfree_gen::hw::occupancy::{occupancy, Arch};
 use bankfree_gen::ir::expr::{Env, Var};
 use bankfree_gen::ir::parse::parse_index;
 use bankfree_gen::render::svg;
-use bankfree_gen::{emit, Form, Kernel, Model, Strategy, TransposeSpec};
+use bankfree_gen::{emit, Form, Kernel, Model, Strategy, TransposeSpec, ELEM_SIZES};
 use clap::{Args, Parser, Subcommand};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -94,8 +94,7 @@ struct SpecArgs {
     /// naive, none, pad, pad(N), swizzle, swizzle(xor) or swizzle(rotate).
     #[arg(long, default_value = "swizzle")]
     strategy: String,
-    /// Bytes per element: 1, 2, 4, 8, 16 or another multiple of 4 up to 64.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, help = format!("Bytes per element: {ELEM_SIZES}"))]
     elem_bytes: u32,
     /// Thread rows per block (default: 8, or the tile if smaller).
     #[arg(long)]
