@@ -94,7 +94,7 @@ struct SpecArgs {
     /// naive, none, pad, pad(N), swizzle, swizzle(xor) or swizzle(rotate).
     #[arg(long, default_value = "swizzle")]
     strategy: String,
-    #[arg(long, default_value_t = 4, help = format!("Bytes per element: {ELEM_SIZES}"))]
+    #[arg(long, default_value_t = 4, help = format!("Element size: {ELEM_SIZES}"))]
     elem_bytes: u32,
     /// Thread rows per block (default: 8, or the tile if smaller).
     #[arg(long)]
