@@ -27,7 +27,7 @@ bankfree = { path = "$root" }
 EOF
 export CARGO_TARGET_DIR="$dir/target"
 
-head='#![allow(dead_code)]
+head='#![allow(dead_code, unused_imports)]
 use bankfree::cudarc::driver::CudaSlice;
 use bankfree::tiled_transpose;
 fn main() {}'
