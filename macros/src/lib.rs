@@ -1,4 +1,4 @@
-//! `bankfree-macros`: the `#[tiled_transpose]` attribute.
+//! `bankfree-macros`: the `#[tiled_transpose]` attribute and `#[derive(Element)]`.
 //!
 //! Parse (`attr`, `ast`) -> validate (every error at once, spanned, through
 //! `ctxt::Ctxt`) -> expand. The decisions (which kernel, whether it conflicts) are
@@ -24,7 +24,7 @@ use proc_macro::TokenStream;
 /// Generates a bank-conflict-free tiled transpose for a function signature.
 ///
 /// Arguments: `tile = auto | 8 | 16 | 32 | 64` (default `auto`: the generator's
-/// measured variant first, see `bankfree_gen::choice`), `strategy = naive | none | pad |
+/// measured variant first, see `bankfree_gen::select::choice`), `strategy = naive | none | pad |
 /// pad(N) | swizzle | swizzle(xor) | swizzle(rotate)` (default `swizzle`),
 /// `block_rows = N`, and the flag `allow_conflicts` to build a layout the bank
 /// analyzer finds conflicting. See the `bankfree` crate for the parameters.
