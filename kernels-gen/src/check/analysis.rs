@@ -137,6 +137,12 @@ impl Kernel {
 
 /// Analyzes every shared access of `kernel` under `model`.
 pub fn analyze(kernel: &Kernel, model: Model) -> Report {
+    analyze_with(kernel, model, true)
+}
+
+/// [`analyze`], with `shortcut = false` evaluating every `k` even where it only
+/// shifts the lanes together (the tests compare the two).
+fn analyze_with(kernel: &Kernel, model: Model, shortcut: bool) -> Report {
     let envs = envs(kernel);
     let mut errors = Vec::new();
     let mut instructions = Vec::new();
@@ -146,6 +152,7 @@ pub fn analyze(kernel: &Kernel, model: Model) -> Report {
                 let op = Op {
                     kernel,
                     model,
+                    shortcut,
                     mv,
                     kind,
                     place,
@@ -170,6 +177,8 @@ pub fn analyze(kernel: &Kernel, model: Model) -> Report {
 struct Op<'a> {
     kernel: &'a Kernel,
     model: Model,
+    /// Whether to count `k = 0`'s access for every `k` where that is exact.
+    shortcut: bool,
     mv: &'a Move,
     kind: &'static str,
     place: &'a Place,
@@ -182,22 +191,49 @@ impl Op<'_> {
         let g = &self.kernel.spec.geometry;
         let warps = g.threads().div_ceil(32);
         let (iters, words) = (self.mv.iters, self.kernel.words);
+        // Where `k` only moves every lane by the same whole number of 32-bit words,
+        // each `k` costs what `k = 0` costs (banks and words shift together), so
+        // that access is computed once and counted for every `k`: the report is
+        // the same, the first worst case being at `k = 0` anyway.
+        let same_for_every_k = self.shortcut && self.same_for_every_k();
         let runs = envs.iter().flat_map(|base| {
-            (0..warps).flat_map(move |warp| {
-                (0..iters).flat_map(move |j| (0..words).map(move |k| (base, At { warp, j, k })))
-            })
+            (0..warps).flat_map(move |warp| (0..iters).map(move |j| (base, warp, j)))
         });
         let mut inst: Option<Instruction> = None;
-        for (base, at) in runs {
-            let Some(acc) = self.warp(base, at, errors) else {
-                continue;
-            };
-            match &mut inst {
-                None => inst = Some(self.first(at, acc)),
-                Some(i) => i.add(at, acc),
+        for (base, warp, j) in runs {
+            let mut same: Option<Access> = None;
+            for k in 0..words {
+                let at = At { warp, j, k };
+                let acc = match &same {
+                    Some(acc) => acc.clone(),
+                    None => {
+                        let Some(acc) = self.warp(base, at, errors) else {
+                            continue;
+                        };
+                        if same_for_every_k {
+                            same = Some(acc.clone());
+                        }
+                        acc
+                    }
+                };
+                match &mut inst {
+                    None => inst = Some(self.first(at, acc)),
+                    Some(i) => i.add(at, acc),
+                }
             }
         }
         inst
+    }
+
+    /// Whether every `k` moves the lanes by the same whole number of 32-bit words.
+    fn same_for_every_k(&self) -> bool {
+        self.kernel.words > 1
+            && self.kernel.unit.bytes().is_multiple_of(4)
+            && !self.mv.guard.uses(Var::K)
+            && self
+                .place
+                .index
+                .shifts_uniformly(Var::K, &[Var::Tx, Var::Ty, Var::Lane])
     }
 
     /// What one warp's execution at `at` costs, or `None` (with the reason in
@@ -313,5 +349,64 @@ fn envs(kernel: &Kernel) -> Vec<Env> {
         }
         Form::Tall => (1..=MAX_NARROW).map(|n| dense(long, n, 0, 0)).collect(),
         Form::Wide => (1..=MAX_NARROW).map(|n| dense(n, long, 0, 0)).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::layout::swizzle_candidates;
+    use crate::kernel::spec::Strategy;
+
+    #[test]
+    fn counting_k_once_reports_what_evaluating_every_k_does() {
+        let mut shortcut_taken = 0;
+        for (e, form, tile) in [
+            (8, Form::Tile, 32),
+            (12, Form::Tile, 32),
+            (64, Form::Tile, 16),
+            (20, Form::Tall, 32),
+            (12, Form::Wide, 32),
+            (16, Form::Skew, 32),
+        ] {
+            {
+                let Ok(spec) =
+                    TransposeSpec::new(tile, e, Strategy::None).and_then(|s| s.with_form(form))
+                else {
+                    continue; // skew takes 8- and 16-byte elements only
+                };
+                let mut layouts = vec![Layout::Pad(0), Layout::Pad(1)];
+                if form == Form::Tile {
+                    layouts.extend([Layout::Rotate, Layout::Xor(swizzle_candidates(tile)[0])]);
+                }
+                for layout in layouts {
+                    let k = Kernel::with_layout(spec, layout);
+                    let every = analyze_with(&k, Model::Hopper, false);
+                    assert_eq!(
+                        analyze_with(&k, Model::Hopper, true),
+                        every,
+                        "{spec:?} {layout}"
+                    );
+                    for mv in &k.moves {
+                        for place in [&mv.from, &mv.to] {
+                            let op = Op {
+                                kernel: &k,
+                                model: Model::Hopper,
+                                shortcut: true,
+                                mv,
+                                kind: "",
+                                place,
+                            };
+                            if place.mem == Mem::Shared && k.words > 1 {
+                                // Every multi-word instruction of these kernels qualifies.
+                                assert!(op.same_for_every_k(), "{spec:?} {layout} {}", place.c());
+                                shortcut_taken += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(shortcut_taken >= 24, "{shortcut_taken}");
     }
 }

@@ -381,6 +381,31 @@ impl Expr {
         }
     }
 
+    /// Whether the expression is `rest + v * step` with neither `rest` nor `step`
+    /// mentioning `v`, and `step` mentioning none of `fixed` either (so for a given
+    /// value of the variables outside `fixed`, `v` shifts every evaluation by the
+    /// same amount). Sums, products and left shifts by a `v`-free amount only: a
+    /// sufficient test, not a complete one.
+    pub fn shifts_uniformly(&self, v: Var, fixed: &[Var]) -> bool {
+        self.step_of(v, fixed).is_some()
+    }
+
+    /// `Some(false)`: free of `v`; `Some(true)`: `rest + v * step` as above.
+    fn step_of(&self, v: Var, fixed: &[Var]) -> Option<bool> {
+        if !self.uses(v) {
+            return Some(false);
+        }
+        let free = |e: &Expr| !e.uses(v) && fixed.iter().all(|&f| !e.uses(f));
+        match self {
+            Expr::Var(_) => Some(true),
+            Expr::Let(_, d) | Expr::Small(_, d) => d.step_of(v, fixed),
+            Expr::Bin(Op::Add, a, b) => Some(a.step_of(v, fixed)? | b.step_of(v, fixed)?),
+            Expr::Bin(Op::Mul, a, b) if free(a) => b.step_of(v, fixed),
+            Expr::Bin(Op::Mul | Op::Shl, a, b) if free(b) => a.step_of(v, fixed),
+            _ => None,
+        }
+    }
+
     /// Renders as C, with the fewest parentheses C's precedence allows.
     pub fn c(&self) -> String {
         let mut s = String::new();
@@ -489,6 +514,11 @@ impl Less {
     pub fn eval(&self, env: &Env) -> Result<bool, EvalError> {
         Ok(self.0.eval(env)? < self.1.eval(env)?)
     }
+
+    /// Whether either side mentions `v`.
+    pub fn uses(&self, v: Var) -> bool {
+        self.0.uses(v) || self.1.uses(v)
+    }
 }
 
 /// A conjunction of bounds checks guarding one global access.
@@ -506,6 +536,12 @@ impl Guard {
     }
 
     /// Evaluates the condition.
+    /// Whether any check mentions `v`.
+    pub fn uses(&self, v: Var) -> bool {
+        self.0.iter().any(|l| l.uses(v))
+    }
+
+    /// Evaluates the guard.
     pub fn eval(&self, env: &Env) -> Result<bool, EvalError> {
         for less in &self.0 {
             if !less.eval(env)? {
@@ -519,6 +555,23 @@ impl Guard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_uniform_shift_is_a_sum_with_a_fixed_step() {
+        let (k, tx, ld) = (v(Var::K), v(Var::Tx), v(Var::SrcLd));
+        let fixed = [Var::Tx];
+        // tx * 33 + k * 1056 and its named and shifted forms shift uniformly.
+        assert!((tx.clone() * 33 + k.clone() * 1056).shifts_uniformly(Var::K, &fixed));
+        assert!((Expr::named("plane", k.clone() * ld.clone()) + tx.clone())
+            .shifts_uniformly(Var::K, &fixed));
+        assert!(((k.clone() << 5) + tx.clone()).shifts_uniformly(Var::K, &fixed));
+        assert!(tx.clone().shifts_uniformly(Var::K, &fixed)); // no k at all
+                                                              // A step that depends on the lane, or k under a non-linear operator, does not.
+        assert!(!(k.clone() * tx.clone()).shifts_uniformly(Var::K, &fixed));
+        assert!(!(tx.clone().xor(k.clone())).shifts_uniformly(Var::K, &fixed));
+        assert!(!((k.clone() + tx.clone()) % 32).shifts_uniformly(Var::K, &fixed));
+        assert!(!(k.clone() * k).shifts_uniformly(Var::K, &fixed));
+    }
 
     fn v(x: Var) -> Expr {
         Expr::var(x)
