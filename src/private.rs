@@ -1,9 +1,11 @@
 //! Support for the code `#[tiled_transpose]` expands to. Not a public API: names and
 //! signatures here change whenever the attribute's expansion does.
 
-pub use bankfree_gen::{Form, Geometry};
-pub use bankfree_runtime::KernelSource;
-pub use std::borrow::Cow;
+pub use bankfree_gen::kernel::layout::{Layout, Swizzle};
+pub use bankfree_gen::kernel::Variant;
+pub use bankfree_gen::{Form, Geometry, Strategy, TransposeSpec};
+use bankfree_runtime::KernelSource;
+use std::sync::OnceLock;
 
 /// Compiles only for `T: Element`: `#[derive(Element)]` calls it once per field,
 /// spanned at the field's type.
@@ -33,11 +35,36 @@ pub fn shape(
     }
 }
 
-/// The kernels the attribute generated for one element size, fastest first (a
-/// `vec > 1` kernel, then the `vec = 1` kernel of the attribute's spec).
+/// The kernels the attribute chose for one element size, in the order the runtime
+/// tries them, as variants: their CUDA C is emitted on first use.
 pub struct Entry {
-    pub elem_bytes: usize,
-    pub kernels: &'static [KernelSource],
+    elem_bytes: usize,
+    variants: &'static [Variant],
+    sources: OnceLock<crate::Result<Vec<KernelSource>>>,
+}
+
+impl Entry {
+    pub const fn new(elem_bytes: usize, variants: &'static [Variant]) -> Entry {
+        Entry {
+            elem_bytes,
+            variants,
+            sources: OnceLock::new(),
+        }
+    }
+
+    /// The kernels' sources, emitted once per process.
+    fn sources(&'static self) -> crate::Result<&'static [KernelSource]> {
+        let built = self.sources.get_or_init(|| {
+            self.variants
+                .iter()
+                .map(|v| Ok(KernelSource::from_kernel(&v.kernel()?)))
+                .collect()
+        });
+        match built {
+            Ok(list) => Ok(list),
+            Err(e) => Err(e.clone()),
+        }
+    }
 }
 
 /// The compile-time check for element types whose size the attribute could not see:
@@ -62,11 +89,11 @@ pub const fn check(problems: &[(usize, &str)], elem_bytes: usize, unsupported: &
 pub fn pick(table: &'static [Entry], elem_bytes: usize) -> crate::Result<&'static [KernelSource]> {
     table
         .iter()
-        .find(|e| e.elem_bytes == elem_bytes && !e.kernels.is_empty())
-        .map(|e| e.kernels)
+        .find(|e| e.elem_bytes == elem_bytes && !e.variants.is_empty())
         .ok_or(crate::Error::ElementSize {
             entry: "#[tiled_transpose] function".into(),
             kernel_bytes: 0,
             rust_bytes: elem_bytes,
-        })
+        })?
+        .sources()
 }

@@ -226,3 +226,21 @@ fn pad_amounts_are_computed_per_element_size() {
         assert_eq!(pad(e), Layout::Pad(1), "{e}-byte");
     }
 }
+
+#[test]
+fn the_proven_table_is_what_the_analyzer_computes() {
+    let want = bankfree_gen::select::table::render();
+    let have = include_str!("../src/check/proven.in");
+    let first = want
+        .lines()
+        .zip(have.lines())
+        .position(|(a, b)| a != b)
+        .unwrap_or(want.lines().count().min(have.lines().count()));
+    assert!(
+        want == have,
+        "kernels-gen/src/check/proven.in differs from what the analyzer computes, first at line {}:\n  computed: {:?}\n  the file: {:?}\nRun `cargo run --release -p bankfree-gen -- proven > kernels-gen/src/check/proven.in` and review the diff.",
+        first + 1,
+        want.lines().nth(first),
+        have.lines().nth(first)
+    );
+}

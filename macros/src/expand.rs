@@ -1,12 +1,14 @@
-//! The expansion: kernel sources as `static`s, the launch glue, one doc paragraph.
+//! The expansion: the chosen kernels as `static` variants, the launch glue, one doc
+//! paragraph.
 
 use crate::ast::{known_size, Item, Params};
 use crate::attr::Args;
 use crate::ctxt::Ctxt;
-use bankfree_gen::check::analysis::Report;
+use bankfree_gen::check::verdict::Verdict;
 use bankfree_gen::kernel::geometry::{all_elem_bytes, elem_bytes_ok};
+use bankfree_gen::kernel::layout::Layout;
 use bankfree_gen::select::choice::auto_kernels;
-use bankfree_gen::{emit, Form, Kernel, Model, SpecError, Strategy, TransposeSpec, ELEM_SIZES};
+use bankfree_gen::{Form, Kernel, SpecError, Strategy, TransposeSpec, ELEM_SIZES};
 use proc_macro2::TokenStream;
 use quote::quote;
 use std::fmt;
@@ -26,7 +28,7 @@ enum Refused {
         strategy: Strategy,
         elem_bytes: u32,
         tile: u32,
-        report: Report,
+        verdict: Verdict,
     },
 }
 
@@ -46,23 +48,13 @@ impl fmt::Display for Refused {
                 strategy,
                 elem_bytes,
                 tile,
-                report,
+                verdict,
             } => {
                 write!(
                     f,
-                    "strategy = {strategy} has bank conflicts with {elem_bytes}-byte elements at tile {tile}"
+                    "strategy = {strategy} has bank conflicts with {elem_bytes}-byte elements at tile {tile}: {}",
+                    verdict.text
                 )?;
-                if let Some(i) = report.worst_conflict() {
-                    write!(
-                        f,
-                        ": the shared {} `{}` takes {} wavefronts where {} would do ({:.0}-way)",
-                        i.kind,
-                        i.access,
-                        i.wavefronts,
-                        i.ideal,
-                        i.degree()
-                    )?;
-                }
                 f.write_str(
                     "; use `strategy = pad` or `strategy = swizzle` (proven conflict-free), \
                      or add `allow_conflicts` to build it anyway",
@@ -73,7 +65,7 @@ impl fmt::Display for Refused {
 }
 
 /// The kernel for one element size, or why there is none.
-fn kernel_for(args: &Args, elem_bytes: u32) -> Result<(Kernel, Report), Refused> {
+fn kernel_for(args: &Args, elem_bytes: u32) -> Result<(Kernel, Verdict), Refused> {
     let spec = TransposeSpec::new(args.tile, elem_bytes, args.strategy).map_err(Refused::Spec)?;
     let spec = match args.block_rows {
         Some((r, _)) => spec.with_block_rows(r).map_err(Refused::Spec)?,
@@ -89,63 +81,79 @@ fn kernel_for(args: &Args, elem_bytes: u32) -> Result<(Kernel, Report), Refused>
         },
         other => Refused::Spec(other),
     })?;
-    let report = k.analyze(Model::Hopper);
-    if !report.conflict_free && !args.allow_conflicts {
+    let verdict = k.verdict();
+    if !verdict.conflict_free && !args.allow_conflicts {
         return Err(Refused::Conflict {
             strategy: args.strategy,
             elem_bytes,
             tile: args.tile,
-            report,
+            verdict,
         });
     }
-    Ok((k, report))
+    Ok((k, verdict))
 }
 
-fn source_tokens(k: &Kernel) -> TokenStream {
-    let (entry, source) = (k.entry_name(), emit(k));
-    let form = syn::Ident::new(
-        match k.spec.geometry.form {
-            Form::Tile => "Tile",
-            Form::Skew => "Skew",
-            Form::Tall => "Tall",
-            Form::Wide => "Wide",
-        },
-        proc_macro2::Span::call_site(),
-    );
+/// The kernel as a `Variant` literal: its spec and layout (the runtime emits its
+/// CUDA C on first use).
+fn variant_tokens(k: &Kernel) -> TokenStream {
+    let private = quote!(::bankfree::__private);
+    let ident = |name: &str| syn::Ident::new(name, proc_macro2::Span::call_site());
+    let form = ident(match k.spec.geometry.form {
+        Form::Tile => "Tile",
+        Form::Skew => "Skew",
+        Form::Tall => "Tall",
+        Form::Wide => "Wide",
+    });
+    let strategy = match k.spec.strategy {
+        Strategy::Naive => quote!(Naive),
+        Strategy::None => quote!(None),
+        Strategy::Pad(None) => quote!(Pad(::core::option::Option::None)),
+        Strategy::Pad(Some(n)) => quote!(Pad(::core::option::Option::Some(#n))),
+        Strategy::Xor => quote!(Xor),
+        Strategy::Rotate => quote!(Rotate),
+    };
+    let layout = match k.layout {
+        Layout::Direct => quote!(Direct),
+        Layout::Pad(n) => quote!(Pad(#n)),
+        Layout::Xor(z) => {
+            let (b, m, s) = (z.b, z.m, z.s);
+            quote!(Xor(#private::Swizzle { b: #b, m: #m, s: #s }))
+        }
+        Layout::Rotate => quote!(Rotate),
+    };
     let g = &k.spec.geometry;
     let (tile, rows, elem, vec) = (g.tile, g.block_rows, g.elem_bytes, g.vec);
-    let shared = k.shared_bytes() as u32;
     quote! {
-        ::bankfree::__private::KernelSource {
-            entry: ::bankfree::__private::Cow::Borrowed(#entry),
-            source: ::bankfree::__private::Cow::Borrowed(#source),
-            geometry: ::bankfree::__private::Geometry {
-                form: ::bankfree::__private::Form::#form,
-                tile: #tile,
-                block_rows: #rows,
-                elem_bytes: #elem,
-                vec: #vec,
+        #private::Variant {
+            spec: #private::TransposeSpec {
+                geometry: #private::Geometry {
+                    form: #private::Form::#form,
+                    tile: #tile,
+                    block_rows: #rows,
+                    elem_bytes: #elem,
+                    vec: #vec,
+                },
+                strategy: #private::Strategy::#strategy,
             },
-            shared_bytes: #shared,
-            index64: false,
+            layout: #private::Layout::#layout,
         }
     }
 }
 
-fn doc_line(k: &Kernel, r: &Report) -> String {
+fn doc_line(k: &Kernel, v: &Verdict) -> String {
     format!(
         " bankfree: {}; bank analyzer (hopper): {}.",
         k.describe(),
-        r.verdict()
+        v.text
     )
 }
 
 /// The kernels for one element size, in the order the runtime tries them: with
 /// `tile = auto` the generator's list ([`auto_kernels`]), else `k` alone; and their
 /// doc lines.
-fn with_fast(args: &Args, k: &Kernel, r: &Report) -> (Vec<TokenStream>, Vec<String>) {
+fn with_fast(args: &Args, k: &Kernel, v: &Verdict) -> (Vec<TokenStream>, Vec<String>) {
     if !args.auto {
-        return (vec![source_tokens(k)], vec![doc_line(k, r)]);
+        return (vec![variant_tokens(k)], vec![doc_line(k, v)]);
     }
     let list = auto_kernels(k);
     let mut docs = Vec::new();
@@ -159,9 +167,9 @@ fn with_fast(args: &Args, k: &Kernel, r: &Report) -> (Vec<TokenStream>, Vec<Stri
             (form, _) => format!(" For {form} shapes it runs:"),
         };
         docs.push(what);
-        docs.push(doc_line(x, &x.analyze(Model::Hopper)));
+        docs.push(doc_line(x, &x.verdict()));
     }
-    (list.iter().map(source_tokens).collect(), docs)
+    (list.iter().map(variant_tokens).collect(), docs)
 }
 
 /// The function with its generated body; errors go to `cx`.
@@ -194,14 +202,12 @@ pub fn expand(cx: &Ctxt, args: &Args, item: &Item, p: &Params) -> TokenStream {
 
     let (table, doc, check, item_check) = match known_size(elem) {
         Some(bytes) => match kernel_for(args, bytes) {
-            Ok((k, r)) => {
-                let (srcs, docs) = with_fast(args, &k, &r);
+            Ok((k, v)) => {
+                let (variants, docs) = with_fast(args, &k, &v);
                 let size = bytes as usize;
                 let table = quote! {
-                    static KERNELS: [::bankfree::__private::Entry; 1] = [::bankfree::__private::Entry {
-                        elem_bytes: #size,
-                        kernels: &[#(#srcs),*],
-                    }];
+                    static KERNELS: [::bankfree::__private::Entry; 1] =
+                        [::bankfree::__private::Entry::new(#size, &[#(#variants),*])];
                 };
                 (table, docs, quote!(), quote!())
             }
@@ -223,10 +229,10 @@ pub fn expand(cx: &Ctxt, args: &Args, item: &Item, p: &Params) -> TokenStream {
             for bytes in all_elem_bytes() {
                 let b = bytes as usize;
                 match kernel_for(args, bytes) {
-                    Ok((k, r)) => {
-                        let (srcs, d) = with_fast(args, &k, &r);
+                    Ok((k, v)) => {
+                        let (variants, d) = with_fast(args, &k, &v);
                         docs.extend(d);
-                        rows.push(quote!(::bankfree::__private::Entry { elem_bytes: #b, kernels: &[#(#srcs),*] }));
+                        rows.push(quote!(::bankfree::__private::Entry::new(#b, &[#(#variants),*])));
                         problems.push(quote!((#b, "")));
                     }
                     Err(why) => {

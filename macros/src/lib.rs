@@ -82,6 +82,9 @@ fn run(attr: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> proc_m
 mod tests {
     use quote::quote;
 
+    const GENERIC_TOKEN_BOUND: usize = 10_000;
+    const GENERIC_TEXT_BOUND: usize = 80_000;
+
     fn pretty(ts: proc_macro2::TokenStream) -> String {
         prettyplease::unparse(&syn::parse2(ts).expect("the expansion is a file of items"))
     }
@@ -116,6 +119,38 @@ mod tests {
                 fn t(src: &CudaSlice<u8>, dst: &mut CudaSlice<u8>, rows: usize, cols: usize) -> bankfree::Result<()>;
             },
         )));
+    }
+
+    fn tokens(ts: proc_macro2::TokenStream) -> usize {
+        ts.into_iter()
+            .map(|t| match t {
+                proc_macro2::TokenTree::Group(g) => 1 + tokens(g.stream()),
+                _ => 1,
+            })
+            .sum()
+    }
+
+    /// What rustc must type-check for a generic `T: Element` function: one entry
+    /// per element size, each a few kernel variants (no CUDA C). A change that
+    /// grows it past the bound should say why in review.
+    #[test]
+    fn a_generic_expansion_stays_small() {
+        let ts = super::run(
+            quote!(),
+            quote! {
+                pub fn t<T: bankfree::Element>(src: &CudaSlice<T>, dst: &mut CudaSlice<T>, rows: usize, cols: usize) -> bankfree::Result<()>;
+            },
+        );
+        let (n, bytes) = (tokens(ts.clone()), ts.to_string().len());
+        assert!(n <= GENERIC_TOKEN_BOUND, "{n} tokens");
+        assert!(n > GENERIC_TOKEN_BOUND / 2, "{n} tokens: lower the bound");
+        // A token can be a long string: the text is bounded too.
+        assert!(bytes <= GENERIC_TEXT_BOUND, "{bytes} bytes");
+        eprintln!("{n} tokens, {bytes} bytes");
+        assert!(
+            bytes > GENERIC_TEXT_BOUND / 2,
+            "{bytes} bytes: lower the bound"
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The runtime's errors: each names what went wrong and how to fix it.
 
-use bankfree_gen::{Refusal, ShapeError};
+use bankfree_gen::{Refusal, ShapeError, SpecError};
 use std::fmt;
 
 /// Everything the runtime can fail with.
@@ -44,6 +44,10 @@ pub enum Error {
     /// The shape or the buffers do not fit.
     #[error(transparent)]
     Shape(#[from] ShapeError),
+
+    /// A kernel description the generator refuses to build.
+    #[error("the kernel cannot be built: {0}")]
+    Spec(#[from] SpecError),
 
     /// The element type does not match the kernel.
     #[error("the kernel `{entry}` moves {kernel_bytes}-byte elements but the buffers hold {rust_bytes}-byte elements; \

@@ -70,6 +70,10 @@ enum Cmd {
         #[arg(long)]
         default_rows: bool,
     },
+    /// Print the table of kernels proven ahead of time (their layouts and
+    /// verdicts), computed from scratch: redirect it to
+    /// `kernels-gen/src/check/proven.in` after changing a kernel or a default.
+    Proven,
     /// Resident blocks and warps per SM.
     Occupancy {
         /// sm_10 (G80), sm_70, sm_75, sm_80, sm_86, sm_89 or sm_90.
@@ -387,6 +391,10 @@ fn main() -> ExitCode {
     let result = match &cli.cmd {
         Cmd::Gen(spec) => spec.kernel().map(|k| o.push_str(&emit(&k))),
         Cmd::Grid { out, default_rows } => grid(&mut o, out, *default_rows),
+        Cmd::Proven => {
+            o.push_str(&bankfree_gen::select::table::render());
+            Ok(())
+        }
         Cmd::Banks {
             spec,
             model,

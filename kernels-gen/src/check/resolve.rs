@@ -10,6 +10,7 @@
 //! # Ok::<(), bankfree_gen::SpecError>(())
 //! ```
 
+use crate::check::verdict::lookup;
 use crate::hw::bank::Model;
 use crate::kernel::geometry::Geometry;
 use crate::kernel::launch::MAX_SHARED_BYTES;
@@ -18,9 +19,20 @@ use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::kernel::Kernel;
 
 impl Kernel {
-    /// Resolves the strategy (asking the analyzer where it must search) and builds
-    /// the kernel.
+    /// Resolves the strategy and builds the kernel: with the layout proven ahead of
+    /// time where the spec is one of [`PROVEN`](crate::check::verdict::PROVEN),
+    /// else by [`Kernel::search`].
     pub fn build(spec: TransposeSpec) -> Result<Kernel, SpecError> {
+        spec.validate()?;
+        match lookup(&spec) {
+            Some(p) => Ok(Kernel::with_layout(spec, p.layout)),
+            None => Kernel::search(spec),
+        }
+    }
+
+    /// Resolves the strategy by asking the analyzer where it must search (the
+    /// simplest conflict-free layout of `pad` and `swizzle`), and builds the kernel.
+    pub fn search(spec: TransposeSpec) -> Result<Kernel, SpecError> {
         spec.validate()?;
         let candidates: Vec<Layout> = match spec.strategy {
             Strategy::Naive => vec![Layout::Direct],

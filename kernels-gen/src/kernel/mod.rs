@@ -37,15 +37,57 @@ pub(crate) mod tiling;
 
 use crate::ir::expr::{Expr, Less};
 use crate::kernel::geometry::{Form, Unit, MAX_NARROW};
-use crate::kernel::layout::Layout;
+use crate::kernel::layout::{swizzle_candidates, Layout, MAX_PAD};
 use crate::kernel::moves::Move;
 use crate::kernel::narrow::narrow_moves;
-use crate::kernel::spec::{Strategy, TransposeSpec};
+use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::kernel::tile::tile_moves;
 use crate::kernel::tiling::tiling;
 
 #[cfg(doc)]
 use crate::kernel::moves::Place;
+
+/// A spec with its strategy resolved to a layout: everything a kernel is built
+/// from, in a few bytes. The attribute writes these into the user's crate and the
+/// runtime builds and emits the kernel on first use.
+///
+/// ```
+/// use bankfree_gen::{kernel::{layout::Layout, Variant}, Strategy, TransposeSpec};
+/// let v = Variant { spec: TransposeSpec::new(32, 4, Strategy::Pad(None))?, layout: Layout::Pad(1) };
+/// assert_eq!(v.kernel()?.entry_name(), "bankfree_transpose_t32_r8_e4_pad1");
+/// assert!(Variant { layout: Layout::Pad(99), ..v }.kernel().is_err());
+/// # Ok::<(), bankfree_gen::SpecError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Variant {
+    pub spec: TransposeSpec,
+    pub layout: Layout,
+}
+
+impl Variant {
+    /// The kernel, after checking that the spec is valid and the layout is one the
+    /// spec's strategy can resolve to (so a hand-made value cannot index outside
+    /// the shared tile).
+    pub fn kernel(&self) -> Result<Kernel, SpecError> {
+        self.spec.validate()?;
+        let tile = self.spec.geometry.tile;
+        let ok = match (self.spec.strategy, self.layout) {
+            (Strategy::Naive, Layout::Direct) | (Strategy::Rotate, Layout::Rotate) => true,
+            (Strategy::None, Layout::Pad(0)) => true,
+            (Strategy::Pad(Some(n)), Layout::Pad(m)) => n == m,
+            (Strategy::Pad(None), Layout::Pad(n)) => n <= MAX_PAD,
+            (Strategy::Xor, Layout::Xor(z)) => swizzle_candidates(tile).contains(&z),
+            _ => false,
+        };
+        if !ok {
+            return Err(SpecError::Layout {
+                layout: self.layout.to_string(),
+                strategy: self.spec.strategy,
+            });
+        }
+        Ok(Kernel::with_layout(self.spec, self.layout))
+    }
+}
 
 /// A spec with its strategy resolved and every address built.
 #[derive(Clone, Debug, PartialEq)]
@@ -92,6 +134,14 @@ impl Kernel {
             ntiles: tiling.ntiles,
             more: tiling.more,
             moves,
+        }
+    }
+
+    /// The spec and layout this kernel was built from.
+    pub fn variant(&self) -> Variant {
+        Variant {
+            spec: self.spec,
+            layout: self.layout,
         }
     }
 

@@ -128,6 +128,8 @@ pub enum SpecError {
     },
     #[error("form `{value}`: {why}")]
     Form { value: String, why: String },
+    #[error("layout `{layout}` is not one strategy `{strategy}` resolves to; build the kernel from the spec (`Kernel::build`) instead")]
+    Layout { layout: String, strategy: Strategy },
     #[error("no XOR swizzle makes tile {tile} with {elem_bytes}-byte elements and {block_rows} thread rows conflict-free; use `strategy = pad` or another block_rows")]
     NoSwizzle {
         tile: u32,

@@ -10,7 +10,6 @@
 //! ```
 
 use crate::check::index32::{INDEX64_DEFINE, INDEX64_SUFFIX};
-use crate::hw::bank::Model;
 use crate::ir::expr::Var;
 use crate::ir::shape::SCALAR_PARAMS;
 use crate::kernel::geometry::{Form, MAX_NARROW};
@@ -223,19 +222,7 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
             k.shared_bytes()
         )?;
     }
-    let report = k.analyze(Model::Hopper);
-    writeln!(h, "// analyzer: hopper model: {}", report.verdict())?;
-    for i in &report.instructions {
-        writeln!(
-            h,
-            "//           {:<5} {}: worst {} wavefronts (ideal {}), mean {:.2}",
-            i.kind,
-            i.access,
-            i.wavefronts,
-            i.ideal,
-            i.mean_wavefronts()
-        )?;
-    }
+    writeln!(h, "// analyzer: hopper model: {}", k.verdict().text)?;
     writeln!(
         h,
         "// data:     src (b, r, c) = src[b * src_batch_stride + r * src_ld + c], rows x cols;\n\

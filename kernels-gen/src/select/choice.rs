@@ -14,7 +14,6 @@
 //! # Ok::<(), bankfree_gen::SpecError>(())
 //! ```
 
-use crate::hw::bank::Model;
 use crate::kernel::geometry::Form;
 use crate::kernel::spec::{Strategy, TransposeSpec};
 use crate::kernel::Kernel;
@@ -80,7 +79,7 @@ pub fn fast_variant(spec: &TransposeSpec) -> Option<TransposeSpec> {
 /// before `spec`'s own kernel.
 pub fn fast_kernel(spec: &TransposeSpec) -> Option<Kernel> {
     let k = Kernel::build(fast_variant(spec)?).ok()?;
-    k.analyze(Model::Hopper).conflict_free.then_some(k)
+    k.verdict().conflict_free.then_some(k)
 }
 
 /// Tile side of the default `skew` kernels (x 8 threads). On 8191 x 8193 f32 (H100)
@@ -97,6 +96,15 @@ pub const SKEW_TILE: u32 = 64;
 /// Each is listed before the square-tile kernels; the runtime runs one only on the
 /// shapes it suits.
 pub fn shape_kernels(spec: &TransposeSpec) -> Vec<Kernel> {
+    shape_specs(spec)
+        .into_iter()
+        .filter_map(|s| Kernel::build(s).ok())
+        .filter(|k| k.verdict().conflict_free)
+        .collect()
+}
+
+/// The specs of [`shape_kernels`], before they are built.
+pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     if spec.geometry.vec != 1 || !matches!(spec.strategy, Strategy::Pad(None) | Strategy::Xor) {
         return Vec::new();
     }
@@ -120,8 +128,6 @@ pub fn shape_kernels(spec: &TransposeSpec) -> Vec<Kernel> {
     ]
     .into_iter()
     .flatten()
-    .filter_map(|s| Kernel::build(s).ok())
-    .filter(|k| k.analyze(Model::Hopper).conflict_free)
     .collect()
 }
 

@@ -1,3 +1,5 @@
-//! Selection: which kernels a call runs by default, from measurements.
+//! Selection: which kernels a call runs by default, from measurements, and which
+//! of them are proven ahead of time.
 
 pub mod choice;
+pub mod table;
