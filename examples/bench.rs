@@ -11,6 +11,13 @@
 //!
 //! `cargo run --release --example bench [-- --json bench.json] [--sweep] [--case TEXT]...`
 //! (`--case` keeps only the cases whose name contains TEXT: `--case f32 --case u8`).
+//!
+//! `... --example bench -- --random N --seed S [--shapes shapes.json]` instead draws N
+//! shapes per class (both sides >= 64, one side <= 32, batches of small matrices;
+//! 1- to 16-byte elements, 8 to 64 MB each), times the attribute's defaults against
+//! the copy on each, and prints every case's ratio and each class's median and
+//! worst against its target. `--shapes` writes the drawn cases as JSON for
+//! `scripts/gpu/peers.py --shapes`.
 #![allow(unsafe_code)] // cuBLAS `geam` has only a raw binding; and a 12-byte element type
 
 use bankfree::cudarc::driver::{
@@ -29,6 +36,10 @@ use std::sync::Arc;
 #[path = "common/mod.rs"]
 mod common;
 use common::{cpu_transpose, interleaved_ms, noise};
+#[path = "bench/draw.rs"]
+mod draw;
+#[path = "bench/random.rs"]
+mod random;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -204,10 +215,12 @@ fn variants(e: u32, sweep: bool) -> Res<Vec<(String, TransposeSpec)>> {
     Ok(out)
 }
 
-/// What to run: `--sweep` and the `--case` filters.
+/// What to run: `--sweep`, the `--case` filters, and `--random N --seed S`.
 struct Opts {
     sweep: bool,
     only: Vec<String>,
+    /// Drawn cases: the attribute's defaults only, no variants, no tuning.
+    random: Option<(usize, u64)>,
 }
 
 impl Opts {
@@ -257,7 +270,12 @@ where
     };
     // Every implementation is checked, then all are timed interleaved with the copy.
     let mut timed = vec![("cudaMemcpy D2D".to_string(), Impl::Memcpy)];
-    for (what, spec) in variants(e as u32, sweep)? {
+    let every = if opts.random.is_some() {
+        Vec::new()
+    } else {
+        variants(e as u32, sweep)?
+    };
+    for (what, spec) in every {
         let Ok(kernel) = Kernel::build(spec) else {
             continue; // refused by the generator (shared memory, no conflict-free layout)
         };
@@ -322,6 +340,9 @@ where
     };
     for ((what, _), &t) in timed.iter().zip(&ms) {
         row(what, t, ms[0]);
+    }
+    if opts.random.is_some() {
+        return Ok(());
     }
     // The same lists after `autotune` timed them on this call, against the copy again.
     let mut tuned = vec![("cudaMemcpy D2D".to_string(), Impl::Memcpy)];
@@ -503,6 +524,31 @@ fn main() -> ExitCode {
         eprintln!("not run on a GPU: {e}");
         return ExitCode::from(2);
     }
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
+    let number = |flag: &str| -> Result<Option<u64>, String> {
+        value(flag)
+            .map(|v| {
+                v.parse::<u64>()
+                    .map_err(|_| format!("{flag} {v}: expected a whole number"))
+            })
+            .transpose()
+    };
+    let random = match (number("--random"), number("--seed")) {
+        (Ok(Some(n)), Ok(seed)) if n > 0 => Some((n as usize, seed.unwrap_or(1))),
+        (Ok(Some(_)), Ok(_)) => {
+            eprintln!("--random N: N must be at least 1");
+            return ExitCode::from(2);
+        }
+        (Ok(None), Ok(_)) => None,
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
     let opts = Opts {
         sweep: args.iter().any(|a| a == "--sweep"),
         only: args
@@ -510,8 +556,13 @@ fn main() -> ExitCode {
             .filter(|w| w[0] == "--case")
             .map(|w| w[1].clone())
             .collect(),
+        random,
     };
-    match run(json, &opts) {
+    let result = match opts.random {
+        Some((n, seed)) => random::run(&opts, n, seed, value("--shapes")),
+        None => run(json, &opts),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");

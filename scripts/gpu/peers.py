@@ -5,6 +5,7 @@
 Medians of 30 CUDA-event-timed runs after 3 warm-ups.
 
     python3 scripts/gpu/peers.py [--json peers.json]
+    python3 scripts/gpu/peers.py --shapes shapes.json   # the cases `bench --random` drew
 """
 import json
 import sys
@@ -55,7 +56,33 @@ def case(name, shape, dtype, last=None):
     return rows
 
 
+DTYPES = {1: (torch.uint8, None), 2: (torch.float16, None), 4: (torch.float32, None),
+          8: (torch.float64, None), 12: (torch.float32, 3), 16: (torch.complex128, None)}
+
+
+def drawn(path):
+    """torch on the cases of `bench --random ... --shapes path`, with each class's median and worst."""
+    with open(path) as f:
+        cases = json.load(f)
+    per_class = {}
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; median of {REPS}")
+    print(f"{'case':<28} {'class':<18} {'torch ratio':>11}")
+    for c in cases:
+        dtype, last = DTYPES[c["elem_bytes"]]
+        rows = case(c["case"], (c["batch"], c["rows"], c["cols"]), dtype, last)
+        ratio = rows[1][4]
+        per_class.setdefault(c["class"], []).append(ratio)
+        print(f"{c['case']:<28} {c['class']:<18} {ratio:11.3f}")
+        torch.cuda.empty_cache()
+    for name, v in per_class.items():
+        v.sort()
+        print(f"{name:<18} torch median {v[len(v) // 2]:.3f}, worst {v[0]:.3f}")
+
+
 def main():
+    if "--shapes" in sys.argv:
+        drawn(sys.argv[sys.argv.index("--shapes") + 1])
+        return
     cases = [
         ("8192x8192 1-byte", (1, 8192, 8192), torch.uint8, None),
         ("8192x8192 2-byte", (1, 8192, 8192), torch.float16, None),

@@ -1,0 +1,96 @@
+//! `bench --random N --seed S`: drawn cases per class, each timed like a bench case
+//! (the attribute's defaults only), and a table per class.
+
+use super::{case, draw, err, Opts, Res, Row, BATCH, F3, ROUNDS};
+use bankfree::cudarc::driver::{CudaContext, CudaStream};
+use bankfree::runtime::probe;
+use std::sync::Arc;
+
+/// [`case`] for a drawn element size, with a plain type of that size.
+fn drawn(opts: &Opts, stream: &Arc<CudaStream>, c: &draw::Case, rows: &mut Vec<Row>) -> Res<()> {
+    let (name, shape) = (c.name(), c.shape);
+    match c.elem_bytes {
+        1 => case(opts, stream, None, &name, shape, |x| x as u8, rows),
+        2 => case(opts, stream, None, &name, shape, |x| x as u16, rows),
+        4 => case(opts, stream, None, &name, shape, |x| x as u32, rows),
+        8 => case(opts, stream, None, &name, shape, |x| x, rows),
+        12 => case(
+            opts,
+            stream,
+            None,
+            &name,
+            shape,
+            |x| F3([x as u32, (x >> 20) as u32, (x >> 40) as u32]),
+            rows,
+        ),
+        16 => case(opts, stream, None, &name, shape, u128::from, rows),
+        e => Err(format!("no element type of {e} bytes in the bench")),
+    }
+}
+
+/// `--random N --seed S`: N drawn cases per class, a table per class.
+pub fn run(opts: &Opts, n: usize, seed: u64, shapes: Option<String>) -> Res<()> {
+    let p = probe().map_err(err)?;
+    let stream = CudaContext::new(0).map_err(err)?.default_stream();
+    let mut rng = draw::Rng::new(seed);
+    let mut all = Vec::new();
+    println!(
+        "{} (sm_{}{}), NVRTC {}.{}; --random {n} --seed {seed}; ratio = memcpy time / time (median of {ROUNDS} interleaved rounds of {BATCH} calls)",
+        p.device, p.compute_capability.0, p.compute_capability.1, p.nvrtc.0, p.nvrtc.1
+    );
+    for class in draw::CLASSES {
+        let cases = draw::draw(&mut rng, class, n);
+        println!("\n{} (target >= {:.2})", class.name(), class.target());
+        println!(
+            "{:<28} {:>9} {:>8} {:>8}",
+            "case", "memcpy ms", "pad", "swizzle"
+        );
+        let mut ratios: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+        for c in &cases {
+            let mut rows = Vec::new();
+            drawn(opts, &stream, c, &mut rows)?;
+            let ratio = |what: &str| rows.iter().find(|r| r.what.contains(what)).map(|r| r.ratio);
+            let (pad, swz) = (ratio("pad (attribute"), ratio("swizzle (attribute"));
+            println!(
+                "{:<28} {:>9.4} {:>8.3} {:>8.3}",
+                c.name(),
+                rows[0].ms,
+                pad.unwrap_or(f64::NAN),
+                swz.unwrap_or(f64::NAN)
+            );
+            ratios[0].extend(pad);
+            ratios[1].extend(swz);
+            all.push(*c);
+        }
+        for (what, v) in ["pad", "swizzle"].iter().zip(&ratios) {
+            let (median, worst) = draw::median_worst(v);
+            println!(
+                "{what:<8} median {median:.3}, worst {worst:.3}: {}",
+                if worst >= class.target() {
+                    "meets the target"
+                } else {
+                    "below the target"
+                }
+            );
+        }
+    }
+    if let Some(path) = shapes {
+        let items: Vec<String> = all
+            .iter()
+            .map(|c| {
+                format!(
+                    "{{\"case\":\"{}\",\"class\":\"{}\",\"elem_bytes\":{},\"batch\":{},\"rows\":{},\"cols\":{}}}",
+                    c.name(),
+                    c.class.name(),
+                    c.elem_bytes,
+                    c.shape.batch,
+                    c.shape.rows,
+                    c.shape.cols
+                )
+            })
+            .collect();
+        std::fs::write(&path, format!("[{}]\n", items.join(",")))
+            .map_err(|e| format!("cannot write {path}: {e}"))?;
+    }
+    Ok(())
+}
