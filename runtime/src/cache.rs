@@ -110,6 +110,17 @@ fn cached(disk: &DiskCache, k: &KernelSource, arch: u32, format: Format) -> Resu
     }))
 }
 
+/// Drops a binary from this process and the disk cache.
+fn forget(disk: &DiskCache, k: &KernelSource, arch: u32, format: Format) -> Result<()> {
+    let key = key_for(k, arch, format)?;
+    binaries()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(&key);
+    disk.remove(&key);
+    Ok(())
+}
+
 /// A kernel ready to launch.
 pub(crate) struct Loaded {
     pub func: CudaFunction,
@@ -163,14 +174,22 @@ fn load(ctx: &Arc<CudaContext>, k: &KernelSource) -> Result<Loaded> {
     let device_arch = (major * 10 + minor) as u32;
     // A cached CUBIN for this very GPU needs no NVRTC at all; only a miss asks
     // NVRTC which target it can produce.
-    let bin = match cached(disk(), k, device_arch, Format::Cubin)? {
-        Some(b) => b,
+    let (mut bin, from_cache) = match cached(disk(), k, device_arch, Format::Cubin)? {
+        Some(b) => (b, true),
         None => {
             let (arch, format) = compiler::target_for(device_arch)?;
-            binary(disk(), k, arch, format)?
+            (binary(disk(), k, arch, format)?, false)
         }
     };
-    let module = match ctx.load_module(ptx_of(&bin)) {
+    let mut loaded = ctx.load_module(ptx_of(&bin));
+    if loaded.is_err() && from_cache {
+        // A cached entry the driver refuses is dropped and compiled again.
+        forget(disk(), k, bin.arch, bin.format)?;
+        let (arch, format) = compiler::target_for(device_arch)?;
+        bin = binary(disk(), k, arch, format)?;
+        loaded = ctx.load_module(ptx_of(&bin));
+    }
+    let module = match loaded {
         Ok(m) => m,
         // The driver refused the CUBIN (too old for it, say): PTX, JIT-compiled by the driver.
         Err(_) if bin.format == Format::Cubin => {

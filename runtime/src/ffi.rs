@@ -208,6 +208,13 @@ impl Nvrtc {
     }
 }
 
+/// The process's effective user id (who owns what it creates).
+#[cfg(unix)]
+pub fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions, cannot fail and touches no memory of ours.
+    unsafe { libc::geteuid() }
+}
+
 /// The driver's CUDA version, e.g. 13000 for 13.0 (the driver must be present).
 pub fn driver_version() -> Result<i32, DriverError> {
     let mut v: c_int = 0;

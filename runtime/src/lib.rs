@@ -22,7 +22,8 @@
 //! # Caches
 //! * In memory: per CUDA context and kernel; many threads asking at once compile once.
 //! * On disk: `BANKFREE_CACHE_DIR` or the user's cache folder (`$XDG_CACHE_HOME/bankfree`),
-//!   off with `BANKFREE_CACHE=off`; see [`disk`].
+//!   off with `BANKFREE_CACHE=off`; read only when the folder is this user's and
+//!   nobody else can write it; see [`disk`].
 //! * [`stats`] counts compiles, disk hits and memory hits.
 //! * [`autotune`] keeps each call class's fastest kernel in the same folder
 //!   (`tune/`); see [`tune`].

@@ -1,5 +1,5 @@
-//! The disk cache without a GPU: keys, corruption, unwritable folders, the size
-//! cap, threads and processes racing.
+//! The disk cache without a GPU: keys, corruption, unwritable and untrusted
+//! folders, links, devices and FIFOs, the size cap, threads and processes racing.
 
 use bankfree_runtime::compiler::{Binary, Format};
 use bankfree_runtime::disk::{DiskCache, Key};
@@ -125,34 +125,156 @@ fn unwritable_folder_degrades_to_memory_only() {
     let blocker = dir.path().join("file");
     std::fs::write(&blocker, b"x").expect("write");
     let cache = DiskCache::at(blocker.join("cache"), 1 << 20);
-    assert!(cache.dir().is_some());
-    cache.put(&key("a"), &bin(1, 10));
-    assert!(cache.dir().is_none(), "turned off after the first failure");
+    assert!(cache.dir().is_none(), "a folder that cannot be made is off");
+    cache.put(&key("a"), &bin(1, 10)); // no panic
     assert_eq!(cache.get(&key("a")), None);
-    cache.put(&key("a"), &bin(1, 10)); // no panic, no second warning
     assert!(DiskCache::off().dir().is_none());
 }
 
 #[test]
-fn read_only_folder_degrades_to_memory_only() {
+fn a_failed_write_stops_writes_not_reads() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().expect("temp dir");
     let ro = dir.path().join("ro");
-    std::fs::create_dir(&ro).expect("mkdir");
+    DiskCache::at(&ro, 1 << 20).put(&key("a"), &bin(1, 10));
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).expect("chmod");
     let enforced = std::fs::write(ro.join("probe"), b"x").is_err();
     let cache = DiskCache::at(&ro, 1 << 20);
-    cache.put(&key("a"), &bin(1, 10));
+    cache.put(&key("b"), &bin(2, 10));
     if enforced {
-        assert!(
-            cache.dir().is_none(),
-            "a read-only folder turns the disk cache off"
-        );
+        assert!(!cache.writable(), "a read-only folder stops writes");
     } else {
         // Running as root: permissions are not enforced, the write simply works.
-        assert!(cache.get(&key("a")).is_some());
+        assert!(cache.get(&key("b")).is_some());
     }
-    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).expect("chmod back");
+    assert!(cache.get(&key("a")).is_some(), "reads go on");
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o700)).expect("chmod back");
+}
+
+#[test]
+fn a_folder_others_can_write_is_never_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let shared = dir.path().join("shared");
+    DiskCache::at(&shared, 1 << 20).put(&key("a"), &bin(1, 10));
+    assert_eq!(
+        std::fs::metadata(&shared)
+            .expect("made")
+            .permissions()
+            .mode()
+            & 0o777,
+        0o700,
+        "a new folder is private"
+    );
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let cache = DiskCache::at(&shared, 1 << 20);
+    assert_eq!(cache.get(&key("a")), None, "a planted entry is not loaded");
+    assert!(cache.dir().is_none());
+    cache.put(&key("b"), &bin(2, 10));
+    assert!(!entry(&shared, &key("b")).exists(), "nor written to");
+}
+
+#[test]
+fn a_folder_of_another_user_is_never_read() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let theirs = dir.path().join("theirs");
+    DiskCache::at(&theirs, 1 << 20).put(&key("a"), &bin(1, 10));
+    if std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).is_err() {
+        eprintln!("SKIPPED: chown needs root (CI runs as root)");
+        return;
+    }
+    let cache = DiskCache::at(&theirs, 1 << 20);
+    assert_eq!(cache.get(&key("a")), None, "a planted entry is not loaded");
+    assert!(cache.dir().is_none());
+}
+
+#[test]
+fn links_devices_and_fifos_are_misses() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cache = DiskCache::at(dir.path(), 1 << 20);
+    let elsewhere = tempfile::tempdir().expect("temp dir");
+    DiskCache::at(elsewhere.path(), 1 << 20).put(&key("a"), &bin(1, 10));
+    // A link to a valid entry elsewhere, a link to /dev/zero, a FIFO: each a miss.
+    std::os::unix::fs::symlink(
+        entry(elsewhere.path(), &key("a")),
+        entry(dir.path(), &key("a")),
+    )
+    .expect("symlink");
+    assert_eq!(cache.get(&key("a")), None, "links are not followed");
+    std::os::unix::fs::symlink("/dev/zero", entry(dir.path(), &key("b"))).expect("symlink");
+    assert_eq!(cache.get(&key("b")), None, "no read of a device");
+    let fifo = entry(dir.path(), &key("c"));
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    assert_eq!(cache.get(&key("c")), None, "a FIFO is a miss, not a hang");
+}
+
+#[test]
+fn the_cache_dir_variable() {
+    use bankfree_runtime::disk::dir_from;
+    assert_eq!(dir_from(Some("".into())), dir_from(None), "empty is unset");
+    let rel = dir_from(Some("target/cache".into())).expect_err("relative");
+    assert!(
+        rel.contains("relative") && rel.contains("absolute"),
+        "{rel}"
+    );
+    assert_eq!(
+        dir_from(Some("/var/cache/x".into())),
+        Ok(Some("/var/cache/x".into()))
+    );
+}
+
+#[test]
+fn ptx_with_an_inner_nul_is_a_miss() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cache = DiskCache::at(dir.path(), 1 << 20);
+    let ptx = |bytes: &[u8]| Binary {
+        format: Format::Ptx,
+        arch: 90,
+        bytes: bytes.to_vec(),
+        log: String::new(),
+    };
+    cache.put(&key("a"), &ptx(b".version 8.0\0.target sm_90"));
+    assert_eq!(cache.get(&key("a")), None);
+    cache.put(&key("b"), &ptx(b".version 8.0\n\0\0"));
+    assert!(
+        cache.get(&key("b")).is_some(),
+        "trailing NULs are a terminator"
+    );
+}
+
+#[test]
+fn stale_temporary_files_and_tuning_records_are_evicted() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cache = DiskCache::at(dir.path(), 3000);
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 3600);
+    let stale = dir.path().join(".dead.0.tmp");
+    std::fs::write(&stale, vec![0u8; 10]).expect("write");
+    std::fs::File::options()
+        .append(true)
+        .open(&stale)
+        .and_then(|f| f.set_modified(old))
+        .expect("age it");
+    let fresh = dir.path().join(".alive.0.tmp");
+    std::fs::write(&fresh, b"x").expect("write");
+    std::fs::create_dir_all(dir.path().join("tune")).expect("mkdir");
+    let record = dir.path().join("tune").join("old-record");
+    std::fs::write(&record, vec![1u8; 2000]).expect("write");
+    std::fs::File::options()
+        .append(true)
+        .open(&record)
+        .and_then(|f| f.set_modified(old))
+        .expect("age it");
+    cache.put(&key("a"), &bin(1, 1500));
+    assert!(!stale.exists(), "a stale temporary file is removed");
+    assert!(fresh.exists(), "a writer's current one is not");
+    assert!(
+        !record.exists(),
+        "the oldest file, a tuning record, went for the cap"
+    );
+    assert!(cache.get(&key("a")).is_some());
+    cache.remove(&key("a"));
+    assert_eq!(cache.get(&key("a")), None, "removed");
 }
 
 #[test]
