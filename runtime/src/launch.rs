@@ -15,8 +15,18 @@ use cudarc::driver::{
 };
 use std::sync::Arc;
 
-/// A buffer the kernel reads: `CudaSlice`, `CudaView`.
-pub trait SrcArg<T>: DeviceSlice<T> {
+/// Implemented only here: a buffer's `len` and the pointer it pushes are what the
+/// bounds checks trust, so a user type could make a kernel write anywhere.
+mod sealed {
+    pub trait Sealed {}
+    impl<T> Sealed for cudarc::driver::CudaSlice<T> {}
+    impl<T> Sealed for cudarc::driver::CudaView<'_, T> {}
+    impl<T> Sealed for cudarc::driver::CudaViewMut<'_, T> {}
+}
+
+/// A buffer the kernel reads: `CudaSlice`, `CudaView` (sealed: the launcher trusts
+/// its length and pointer, so no other type can implement it).
+pub trait SrcArg<T>: DeviceSlice<T> + sealed::Sealed {
     #[doc(hidden)]
     fn push_to<'a>(&'a self, args: &mut LaunchArgs<'a>);
     /// Whether the buffer's first element is `bytes`-aligned.
@@ -24,8 +34,8 @@ pub trait SrcArg<T>: DeviceSlice<T> {
     fn aligned(&self, stream: &CudaStream, bytes: u64) -> bool;
 }
 
-/// A buffer the kernel writes: `CudaSlice`, `CudaViewMut`.
-pub trait DstArg<T>: DeviceSlice<T> {
+/// A buffer the kernel writes: `CudaSlice`, `CudaViewMut` (sealed, as [`SrcArg`]).
+pub trait DstArg<T>: DeviceSlice<T> + sealed::Sealed {
     #[doc(hidden)]
     fn push_to<'a>(&'a mut self, args: &mut LaunchArgs<'a>);
     /// Whether the buffer's first element is `bytes`-aligned.

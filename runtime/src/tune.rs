@@ -82,8 +82,18 @@ thread_local! {
 /// Tuning synchronizes the stream (it reads CUDA events), so do it once, outside a
 /// CUDA graph capture; the calls after it do not synchronize.
 pub fn autotune(f: impl FnOnce() -> Result<()>) -> Result<Vec<Tuning>> {
-    let before = TUNING.with(|t| t.replace(Some(Vec::new())));
+    /// Puts the thread's tuning state back however `f` ends, a panic included.
+    struct Restore(Option<Option<Vec<Tuning>>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(before) = self.0.take() {
+                TUNING.with(|t| t.replace(before));
+            }
+        }
+    }
+    let mut restore = Restore(Some(TUNING.with(|t| t.replace(Some(Vec::new())))));
     let result = f();
+    let before = restore.0.take().unwrap_or_default();
     let got = TUNING.with(|t| t.replace(before)).unwrap_or_default();
     result.map(|()| got)
 }
@@ -124,7 +134,8 @@ impl Class {
 
     fn text(&self, n: usize) -> String {
         let bits = |m: u64| {
-            (0..n)
+            // Lists longer than 64 kernels record the first 64 (see `Class::new`).
+            (0..n.min(64))
                 .map(|i| if m >> i & 1 == 1 { '1' } else { '0' })
                 .collect::<String>()
         };
@@ -391,6 +402,23 @@ mod tests {
     fn medians_take_the_middle_round() {
         assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 3.0);
+    }
+
+    #[test]
+    fn a_panic_inside_autotune_leaves_tuning_off() {
+        let caught = std::panic::catch_unwind(|| autotune(|| panic!("the user's closure")));
+        assert!(caught.is_err());
+        assert!(!tuning(), "the thread is not left tuning");
+        assert_eq!(autotune(|| Ok(())), Ok(Vec::new()));
+        assert!(!tuning());
+    }
+
+    #[test]
+    fn lists_of_more_than_64_kernels_have_a_class() {
+        let fit = vec![true; 70];
+        let c = Class::new(&fit, &fit, 1 << 20, 100, 100);
+        assert_eq!(c.fit, u64::MAX);
+        assert!(c.text(70).starts_with(&format!("fit {}", "1".repeat(64))));
     }
 
     #[test]

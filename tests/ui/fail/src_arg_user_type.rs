@@ -1,0 +1,24 @@
+// The launcher trusts a buffer's length and pointer, so only cudarc's buffer
+// types implement SrcArg and DstArg.
+use bankfree::cudarc::driver::{CudaStream, DeviceSlice, LaunchArgs};
+use bankfree::runtime::SrcArg;
+
+struct Liar;
+
+impl DeviceSlice<f32> for Liar {
+    fn len(&self) -> usize {
+        usize::MAX
+    }
+    fn stream(&self) -> &std::sync::Arc<CudaStream> {
+        unimplemented!()
+    }
+}
+
+impl SrcArg<f32> for Liar {
+    fn push_to<'a>(&'a self, _: &mut LaunchArgs<'a>) {}
+    fn aligned(&self, _: &CudaStream, _: u64) -> bool {
+        true
+    }
+}
+
+fn main() {}
