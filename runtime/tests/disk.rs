@@ -249,22 +249,21 @@ fn stale_temporary_files_and_tuning_records_are_evicted() {
     let cache = DiskCache::at(dir.path(), 3000);
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 3600);
     let stale = dir.path().join(".dead.0.tmp");
+    let age = |path: &std::path::Path| {
+        std::fs::File::options()
+            .append(true)
+            .open(path)
+            .and_then(|f| f.set_modified(old))
+            .expect("age it");
+    };
     std::fs::write(&stale, vec![0u8; 10]).expect("write");
-    std::fs::File::options()
-        .append(true)
-        .open(&stale)
-        .and_then(|f| f.set_modified(old))
-        .expect("age it");
+    age(&stale);
     let fresh = dir.path().join(".alive.0.tmp");
     std::fs::write(&fresh, b"x").expect("write");
     std::fs::create_dir_all(dir.path().join("tune")).expect("mkdir");
     let record = dir.path().join("tune").join("old-record");
     std::fs::write(&record, vec![1u8; 2000]).expect("write");
-    std::fs::File::options()
-        .append(true)
-        .open(&record)
-        .and_then(|f| f.set_modified(old))
-        .expect("age it");
+    age(&record);
     cache.put(&key("a"), &bin(1, 1500));
     assert!(!stale.exists(), "a stale temporary file is removed");
     assert!(fresh.exists(), "a writer's current one is not");

@@ -8,31 +8,23 @@
 
 use crate::hw::bank::Model;
 use crate::kernel::geometry::{all_elem_bytes, TILES};
+use crate::kernel::grid::ALL_STRATEGIES;
 use crate::kernel::layout::Layout;
 use crate::kernel::spec::{Strategy, TransposeSpec};
 use crate::kernel::Kernel;
 use crate::select::choice::{fast_variant, shape_specs};
 use std::fmt::Write;
 
-/// The strategies whose default kernels are proven ahead of time (`pad(N)` takes
-/// any N and stays computed).
-pub const STRATEGIES: [Strategy; 5] = [
-    Strategy::Naive,
-    Strategy::None,
-    Strategy::Pad(None),
-    Strategy::Xor,
-    Strategy::Rotate,
-];
-
 /// Every spec the attribute builds when `block_rows` is left to it: each tile
-/// side, element size and strategy of [`STRATEGIES`], and the kernels `tile = auto`
+/// side, element size and strategy of [`ALL_STRATEGIES`] (`pad(N)` takes any N
+/// and stays computed), and the kernels `tile = auto`
 /// adds for them ([`fast_variant`], [`shape_specs`]). In a fixed order, without
 /// repeats.
 pub fn specs() -> Vec<TransposeSpec> {
     let mut out: Vec<TransposeSpec> = Vec::new();
     for e in all_elem_bytes() {
         for tile in TILES {
-            for s in STRATEGIES {
+            for s in ALL_STRATEGIES {
                 let Ok(spec) = TransposeSpec::new(tile, e, s) else {
                     continue;
                 };
