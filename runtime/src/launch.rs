@@ -207,7 +207,8 @@ where
 ///
 /// Checks element size, pitches and buffer lengths first (overflow-checked), returns
 /// `Ok` without launching for an empty shape, allocates no device memory and never
-/// synchronizes, so it can be captured in a CUDA graph.
+/// synchronizes, so it can be captured in a CUDA graph once a first call has
+/// compiled or loaded the kernel. `src` and `dst` must not overlap.
 pub fn transpose<T, S, D>(
     kernel: &KernelSource,
     src: &S,
