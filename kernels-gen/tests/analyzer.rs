@@ -130,10 +130,7 @@ fn every_pad_and_swizzle_is_proven_or_refused_truthfully() {
                 if let Layout::Pad(n) = k.layout {
                     for smaller in 0..n {
                         let k = Kernel::with_layout(spec, Layout::Pad(smaller));
-                        assert!(
-                            !k.analyze(Model::Hopper).conflict_free,
-                            "{spec:?} pad {smaller}"
-                        );
+                        assert!(!k.conflict_free(Model::Hopper), "{spec:?} pad {smaller}");
                     }
                 }
                 built += 1;
@@ -143,7 +140,7 @@ fn every_pad_and_swizzle_is_proven_or_refused_truthfully() {
                 assert_eq!(spec.strategy, Strategy::Pad(None));
                 for n in 0..=MAX_PAD {
                     let k = Kernel::with_layout(spec, Layout::Pad(n));
-                    assert!(!k.analyze(Model::Hopper).conflict_free, "{spec:?} pad {n}");
+                    assert!(!k.conflict_free(Model::Hopper), "{spec:?} pad {n}");
                 }
             }
             Err(e) => panic!("{spec:?}: {e}"),

@@ -55,12 +55,14 @@ def nvrtc_lib():
     raise SystemExit("libnvrtc not found")
 
 
-def nvrtc_compile(lib, src, name, arch):
+def nvrtc_compile(lib, src, name, arch, index64=False):
     prog = ctypes.c_void_p()
     rc = lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), name.encode(), 0, None, None)
     if rc != 0:
         return False, f"nvrtcCreateProgram {rc}", 0
     opts = [f"--gpu-architecture={arch}".encode(), b"--ptxas-options=-v"]
+    if index64:
+        opts.append(b"-DBANKFREE_INDEX64")  # the 64-bit index build
     arr = (ctypes.c_char_p * len(opts))(*opts)
     rc = lib.nvrtcCompileProgram(prog, len(opts), arr)
     size = ctypes.c_size_t()
@@ -80,11 +82,12 @@ def cmd_compile(kdir):
     major, minor = ctypes.c_int(), ctypes.c_int()
     lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor))
     ks = load(kdir, every_form=True)
-    jobs = [(k, arch) for k in ks for arch in ("sm_75", "sm_80", "sm_90")]
+    jobs = [(k, arch, wide) for k in ks for arch in ("sm_75", "sm_80", "sm_90") for wide in (False, True)]
 
     def one(job):
-        k, arch = job
-        ok, log, n = nvrtc_compile(lib, source(kdir, k), k["file"], arch)
+        k, arch, wide = job
+        ok, log, n = nvrtc_compile(lib, source(kdir, k), k["file"], arch, wide)
+        arch += " 64-bit" if wide else ""
         counts = [int(x) for m in re.finditer(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
                   for x in m.groups()]
         spill = any(counts) or not counts  # no ptxas report at all also fails the check
@@ -100,7 +103,7 @@ def cmd_compile(kdir):
                 spills.append((entry, arch))
     with open(os.path.join(OUT, "nvrtc.log"), "w") as f:
         f.write("\n".join(logs))
-    print(f"NVRTC {major.value}.{minor.value}: {len(jobs)} compiles ({len(ks)} kernels x 3 archs): "
+    print(f"NVRTC {major.value}.{minor.value}: {len(jobs)} compiles ({len(ks)} kernels x 3 archs x 2 index builds): "
           f"{len(jobs) - len(fails)} ok, {len(fails)} failed, {len(spills)} with spills")
     for f_ in fails[:10]:
         print("  FAILED", *f_)

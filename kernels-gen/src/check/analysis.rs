@@ -20,6 +20,7 @@
 
 use crate::hw::bank::{self, Access, Model};
 use crate::ir::expr::{Env, Var};
+use crate::ir::tape::{GuardTape, Tape};
 use crate::kernel::geometry::{Form, MAX_NARROW};
 use crate::kernel::layout::Layout;
 use crate::kernel::moves::{Mem, Move, Place};
@@ -135,29 +136,57 @@ impl Kernel {
     }
 }
 
+impl Kernel {
+    /// Whether the kernel is conflict-free under `model` ([`conflict_free`]), once
+    /// per (spec, layout, model) and process.
+    pub fn conflict_free(&self, model: Model) -> bool {
+        static VERDICTS: Memo<(TransposeSpec, Layout, Model), bool> = Memo::new(1 << 16);
+        *VERDICTS.get_or_insert_with(&(self.spec, self.layout, model), || {
+            conflict_free(self, model)
+        })
+    }
+}
+
 /// Analyzes every shared access of `kernel` under `model`.
 pub fn analyze(kernel: &Kernel, model: Model) -> Report {
-    analyze_with(kernel, model, true)
+    analyze_with(kernel, model, true, false)
+}
+
+/// Whether `kernel` is conflict-free under `model`: [`analyze`]'s
+/// `conflict_free`, found faster where it is `false` (the walk stops at the first
+/// conflicting access, which is what a layout search meets on each candidate it
+/// rejects).
+pub fn conflict_free(kernel: &Kernel, model: Model) -> bool {
+    analyze_with(kernel, model, true, true).conflict_free
 }
 
 /// [`analyze`], with `shortcut = false` evaluating every `k` even where it only
-/// shifts the lanes together (the tests compare the two).
-fn analyze_with(kernel: &Kernel, model: Model, shortcut: bool) -> Report {
+/// shifts the lanes together (the tests compare the two), and with
+/// `first_conflict` stopping at the first conflicting access (the report is then
+/// partial; its `conflict_free` is exact).
+fn analyze_with(kernel: &Kernel, model: Model, shortcut: bool, first_conflict: bool) -> Report {
     let envs = envs(kernel);
     let mut errors = Vec::new();
     let mut instructions = Vec::new();
-    for mv in &kernel.moves {
+    'moves: for mv in &kernel.moves {
         for (kind, place) in [("store", &mv.to), ("load", &mv.from)] {
             if place.mem == Mem::Shared {
                 let op = Op {
                     kernel,
                     model,
                     shortcut,
+                    first_conflict,
                     mv,
                     kind,
                     place,
                 };
-                instructions.extend(op.instruction(&envs, &mut errors));
+                let inst = op.instruction(&envs, &mut errors);
+                let conflict =
+                    !errors.is_empty() || inst.as_ref().is_some_and(|i| i.wavefronts > i.ideal);
+                instructions.extend(inst);
+                if first_conflict && conflict {
+                    break 'moves;
+                }
             }
         }
     }
@@ -173,12 +202,17 @@ fn analyze_with(kernel: &Kernel, model: Model, shortcut: bool) -> Report {
     }
 }
 
+/// A parameter set, with the move's guard and the place's index bound to it.
+type Base<'a> = (&'a Env, &'a (GuardTape, Tape));
+
 /// One shared instruction of a kernel: the shared side of one move.
 struct Op<'a> {
     kernel: &'a Kernel,
     model: Model,
     /// Whether to count `k = 0`'s access for every `k` where that is exact.
     shortcut: bool,
+    /// Whether to stop at the first access that conflicts.
+    first_conflict: bool,
     mv: &'a Move,
     kind: &'static str,
     place: &'a Place,
@@ -196,7 +230,17 @@ impl Op<'_> {
         // that access is computed once and counted for every `k`: the report is
         // the same, the first worst case being at `k = 0` anyway.
         let same_for_every_k = self.shortcut && self.same_for_every_k();
-        let runs = envs.iter().flat_map(|base| {
+        // Per parameter set, what stays fixed for the block is evaluated once.
+        let bound: Vec<(GuardTape, Tape)> = envs
+            .iter()
+            .map(|env| {
+                (
+                    GuardTape::per_thread(&self.mv.guard, env),
+                    Tape::per_thread(&self.place.index, env),
+                )
+            })
+            .collect();
+        let runs = envs.iter().zip(&bound).flat_map(|base| {
             (0..warps).flat_map(move |warp| (0..iters).map(move |j| (base, warp, j)))
         });
         let mut inst: Option<Instruction> = None;
@@ -216,9 +260,13 @@ impl Op<'_> {
                         acc
                     }
                 };
+                let conflict = acc.wavefronts > acc.ideal;
                 match &mut inst {
                     None => inst = Some(self.first(at, acc)),
                     Some(i) => i.add(at, acc),
+                }
+                if self.first_conflict && (conflict || !errors.is_empty()) {
+                    return inst;
                 }
             }
         }
@@ -238,7 +286,7 @@ impl Op<'_> {
 
     /// What one warp's execution at `at` costs, or `None` (with the reason in
     /// `errors`) where an address cannot be evaluated.
-    fn warp(&self, base: &Env, at: At, errors: &mut Vec<String>) -> Option<Access> {
+    fn warp(&self, base: Base<'_>, at: At, errors: &mut Vec<String>) -> Option<Access> {
         let addrs = self.lane_addresses(base, at, errors);
         let width = self.kernel.unit.bytes();
         match bank::analyze(self.model, width, &addrs) {
@@ -252,7 +300,12 @@ impl Op<'_> {
 
     /// Each lane's byte address, `None` for lanes the guard switches off (or past
     /// the block's last thread).
-    fn lane_addresses(&self, base: &Env, at: At, errors: &mut Vec<String>) -> Vec<Option<u64>> {
+    fn lane_addresses(
+        &self,
+        (base, (guard, index)): Base<'_>,
+        at: At,
+        errors: &mut Vec<String>,
+    ) -> Vec<Option<u64>> {
         let g = &self.kernel.spec.geometry;
         let unit = u64::from(self.kernel.unit.bytes());
         let At { warp, j, k } = at;
@@ -267,7 +320,7 @@ impl Op<'_> {
             env.set(Var::Ty, i64::from(tid / g.tile));
             env.set(Var::J, i64::from(j));
             env.set(Var::K, i64::from(k));
-            match self.mv.guard.eval(&env) {
+            match guard.eval(&env) {
                 Ok(true) => {}
                 Ok(false) => continue,
                 Err(e) => {
@@ -275,7 +328,7 @@ impl Op<'_> {
                     continue;
                 }
             }
-            match self.place.index.eval(&env).map(u64::try_from) {
+            match index.eval(&env).map(u64::try_from) {
                 Ok(Ok(i)) => *slot = Some(i * unit),
                 _ => errors.push(format!(
                     "`{}` has no valid address for warp {warp} lane {lane} j {j} k {k}",
@@ -361,6 +414,8 @@ mod tests {
     #[test]
     fn counting_k_once_reports_what_evaluating_every_k_does() {
         let mut shortcut_taken = 0;
+        // Kernels found conflicting, and conflict-free.
+        let mut verdicts = [0; 2];
         for (e, form, tile) in [
             (8, Form::Tile, 32),
             (12, Form::Tile, 32),
@@ -381,18 +436,22 @@ mod tests {
                 }
                 for layout in layouts {
                     let k = Kernel::with_layout(spec, layout);
-                    let every = analyze_with(&k, Model::Hopper, false);
+                    let every = analyze_with(&k, Model::Hopper, false, false);
                     assert_eq!(
-                        analyze_with(&k, Model::Hopper, true),
+                        analyze_with(&k, Model::Hopper, true, false),
                         every,
                         "{spec:?} {layout}"
                     );
+                    // Stopping at the first conflict gives the same verdict.
+                    assert_eq!(conflict_free(&k, Model::Hopper), every.conflict_free);
+                    verdicts[usize::from(every.conflict_free)] += 1;
                     for mv in &k.moves {
                         for place in [&mv.from, &mv.to] {
                             let op = Op {
                                 kernel: &k,
                                 model: Model::Hopper,
                                 shortcut: true,
+                                first_conflict: false,
                                 mv,
                                 kind: "",
                                 place,
@@ -408,5 +467,6 @@ mod tests {
             }
         }
         assert!(shortcut_taken >= 24, "{shortcut_taken}");
+        assert!(verdicts.iter().all(|&n| n >= 4), "{verdicts:?}");
     }
 }

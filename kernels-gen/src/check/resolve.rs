@@ -54,7 +54,7 @@ impl Kernel {
                 smallest_too_large = Some(smallest_too_large.map_or(bytes, |b| b.min(bytes)));
                 continue;
             }
-            if !searching || k.analyze(Model::Hopper).conflict_free {
+            if !searching || k.conflict_free(Model::Hopper) {
                 return Ok(k);
             }
         }

@@ -21,6 +21,7 @@ use crate::check::fit::{refusal, Refusal};
 use crate::check::index32;
 use crate::ir::expr::{Env, EvalError, Var};
 use crate::ir::shape::{Shape, ShapeError};
+use crate::ir::tape::{GuardTape, Tape};
 use crate::kernel::launch::launch;
 use crate::kernel::moves::{Mem, Move};
 use crate::kernel::Kernel;
@@ -172,6 +173,7 @@ pub fn run_as(
         shared: vec![0u8; kernel.shared_bytes() as usize],
         fresh: vec![false; kernel.shared_units() as usize],
         writes: vec![0u8; 0],
+        regs: Vec::with_capacity(kernel.words as usize),
         unit,
         block: (0, 0),
     };
@@ -213,14 +215,21 @@ pub fn run_as(
                     m.fresh.iter_mut().for_each(|f| *f = false);
                     // One phase per move; the barrier between them is the loop boundary.
                     for mv in &kernel.moves {
+                        // What stays fixed for the tile is evaluated once.
+                        let bound = Bound {
+                            guard: GuardTape::per_thread(&mv.guard, &env),
+                            from: Tape::per_thread(&mv.from.index, &env),
+                            to: Tape::per_thread(&mv.to.index, &env),
+                        };
                         for ty in 0..g.block_rows {
                             for tx in 0..g.tile {
                                 env.set(Var::Tx, i64::from(tx));
                                 env.set(Var::Ty, i64::from(ty));
                                 for j in 0..mv.iters {
                                     env.set(Var::J, i64::from(j));
-                                    if mv.guard.eval(&env)? {
-                                        stats.unit_writes += m.step(kernel, mv, &mut env)?;
+                                    if bound.guard.eval(&env)? {
+                                        stats.unit_writes +=
+                                            m.step(kernel, mv, &bound, &mut env)?;
                                     }
                                 }
                             }
@@ -234,6 +243,13 @@ pub fn run_as(
     Ok(stats)
 }
 
+/// A move's guard and indices with the tile's fixed variables bound, flattened.
+struct Bound {
+    guard: GuardTape,
+    from: Tape,
+    to: Tape,
+}
+
 /// The simulated memories of one run.
 struct Memory<'a> {
     src: Buf<'a>,
@@ -243,6 +259,8 @@ struct Memory<'a> {
     fresh: Vec<bool>,
     /// Writes per destination unit.
     writes: Vec<u8>,
+    /// One thread's units in flight.
+    regs: Vec<[u8; 16]>,
     unit: usize,
     block: (u64, u64),
 }
@@ -250,12 +268,19 @@ struct Memory<'a> {
 impl Memory<'_> {
     /// One thread's step of `mv` (its `words` units, transposed in registers where
     /// the move says so); returns the destination units written.
-    fn step(&mut self, kernel: &Kernel, mv: &Move, env: &mut Env) -> Result<u64, SimError> {
+    fn step(
+        &mut self,
+        kernel: &Kernel,
+        mv: &Move,
+        bound: &Bound,
+        env: &mut Env,
+    ) -> Result<u64, SimError> {
         let unit = self.unit;
-        let mut regs = Vec::with_capacity(kernel.words as usize);
+        let mut regs = std::mem::take(&mut self.regs);
+        regs.clear();
         for k in 0..kernel.words {
             env.set(Var::K, i64::from(k));
-            let from = mv.from.index.eval(env)?;
+            let from = bound.from.eval(env)?;
             let mut value = [0u8; 16];
             match mv.from.mem {
                 Mem::Src => value[..unit].copy_from_slice(self.src.read(from)?),
@@ -285,9 +310,9 @@ impl Memory<'_> {
             regs = transpose_block(&regs, kernel.spec.geometry.elem_bytes as usize);
         }
         let mut written = 0;
-        for (k, value) in (0..kernel.words).zip(regs) {
+        for (k, value) in (0..kernel.words).zip(regs.iter()) {
             env.set(Var::K, i64::from(k));
-            let to = mv.to.index.eval(env)?;
+            let to = bound.to.eval(env)?;
             match mv.to.mem {
                 Mem::Shared => {
                     let r = unit_range("tile", to, unit, self.shared.len())?;
@@ -310,6 +335,7 @@ impl Memory<'_> {
                 }
             }
         }
+        self.regs = regs;
         Ok(written)
     }
 }

@@ -72,6 +72,10 @@ impl Var {
         Var::DstOff,
     ];
 
+    /// The variables that change between a block's threads and loop trips; the
+    /// others stay fixed for a whole tile (see [`Expr::bind`]).
+    pub const PER_THREAD: [Var; 5] = [Var::Lane, Var::Tx, Var::Ty, Var::J, Var::K];
+
     /// The name the generated CUDA C uses for this variable.
     pub fn c_name(self) -> &'static str {
         match self {
@@ -535,7 +539,6 @@ impl Guard {
         parts.join(" && ")
     }
 
-    /// Evaluates the condition.
     /// Whether any check mentions `v`.
     pub fn uses(&self, v: Var) -> bool {
         self.0.iter().any(|l| l.uses(v))

@@ -1,6 +1,8 @@
 //! The index IR: expressions over the kernel's variables (printed as C, evaluated
 //! in 64- or 32-bit arithmetic), their parser, and the shape of a call.
 
+pub mod bind;
 pub mod expr;
 pub mod parse;
 pub mod shape;
+pub mod tape;
