@@ -280,7 +280,7 @@ where
             continue; // refused by the generator (shared memory, no conflict-free layout)
         };
         let k = KernelSource::from_kernel(&kernel);
-        if refusal(&k.geometry, &shape).is_some() {
+        if refusal(k.geometry(), &shape).is_some() {
             continue;
         }
         timed.push((what, Impl::One(k)));

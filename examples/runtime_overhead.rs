@@ -87,8 +87,8 @@ fn launches() -> Result<(f64, f64, f64), String> {
     // The same kernel loaded straight through cudarc, for the raw launch.
     let (major, minor) = ctx.compute_capability().map_err(|e| e.to_string())?;
     let bin = compile(
-        &k.source,
-        &k.entry,
+        k.source(),
+        k.entry(),
         (major * 10 + minor) as u32,
         Format::Cubin,
     )
@@ -96,7 +96,7 @@ fn launches() -> Result<(f64, f64, f64), String> {
     let module = ctx
         .load_module(Ptx::from_binary(bin.bytes))
         .map_err(|e| e.to_string())?;
-    let func = module.load_function(&k.entry).map_err(|e| e.to_string())?;
+    let func = module.load_function(k.entry()).map_err(|e| e.to_string())?;
     let cfg = LaunchConfig {
         grid_dim: (1, 1, 1),
         block_dim: (32, 8, 1),

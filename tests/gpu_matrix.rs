@@ -151,7 +151,7 @@ where
     // `BANKFREE_MATRIX_ONLY=_tall,_wide` keeps the kernels whose entry contains one
     // of the comma-separated parts (to rerun the kernels a change touched).
     if let Ok(only) = std::env::var("BANKFREE_MATRIX_ONLY") {
-        kernels.retain(|k| only.split(',').any(|p| k.entry.contains(p)));
+        kernels.retain(|k| only.split(',').any(|p| k.entry().contains(p)));
     }
     let scalar = TransposeSpec::new(32, e, Strategy::Pad(None))
         .and_then(Kernel::build)
@@ -177,15 +177,16 @@ where
             // it, as the attribute has it; where it cannot run the call, it must say
             // so when asked alone.
             let list = [k.clone(), scalar.clone()];
-            let alone = k.geometry.vec == 1 && matches!(k.geometry.form, Form::Tile | Form::Skew);
+            let alone =
+                k.geometry().vec == 1 && matches!(k.geometry().form, Form::Tile | Form::Skew);
             let list = if alone { &list[..1] } else { &list[..] };
             if off == 0 {
-                if refusal(&k.geometry, &shape).is_some() {
+                if refusal(k.geometry(), &shape).is_some() {
                     let alone = transpose(k, &src, &mut dst, &shape, None);
                     assert!(
                         matches!(alone, Err(Error::Unfit { .. })),
                         "{} on {name}: {alone:?}",
-                        k.entry
+                        k.entry()
                     );
                     unfit += 1;
                 }
@@ -199,19 +200,19 @@ where
                     None,
                 )
             }
-            .unwrap_or_else(|err| panic!("{} on {name}: {err}", k.entry));
+            .unwrap_or_else(|err| panic!("{} on {name}: {err}", k.entry()));
             let got = s.clone_dtoh(&dst).expect("download");
-            assert!(got == want, "{} on {name}: wrong result", k.entry);
+            assert!(got == want, "{} on {name}: wrong result", k.entry());
             runs += 1;
             // The 64-bit build (what calls of 2^32 units and more run) of the tile-32
             // kernels, on the same call.
-            if off == 0 && k.geometry.tile == 32 && refusal(&k.geometry, &shape).is_none() {
+            if off == 0 && k.geometry().tile == 32 && refusal(k.geometry(), &shape).is_none() {
                 s.memcpy_dtod(&poison_d, &mut dst).expect("poison");
                 let wide = k.index64();
-                transpose(&wide, &src, &mut dst, &shape, None)
-                    .unwrap_or_else(|err| panic!("{} on {name}: {err}", wide.entry));
+                transpose(wide, &src, &mut dst, &shape, None)
+                    .unwrap_or_else(|err| panic!("{} on {name}: {err}", wide.entry()));
                 let got = s.clone_dtoh(&dst).expect("download");
-                assert!(got == want, "{} on {name}: wrong result", wide.entry);
+                assert!(got == want, "{} on {name}: wrong result", wide.entry());
                 runs += 1;
             }
         }

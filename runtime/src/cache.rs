@@ -46,7 +46,7 @@ pub fn disk() -> &'static DiskCache {
 fn key_for(k: &KernelSource, arch: u32, format: Format) -> Result<Key> {
     let identity = &crate::discover::locate()?.identity;
     Ok(Key::new(
-        &k.source,
+        k.source(),
         &compiler::options(arch, format),
         arch,
         format,
@@ -79,7 +79,7 @@ pub fn binary(disk: &DiskCache, k: &KernelSource, arch: u32, format: Format) -> 
                 DISK_HITS.fetch_add(1, Ordering::Relaxed);
                 return Ok(b);
             }
-            let b = compiler::compile(&k.source, &k.entry, arch, format)?;
+            let b = compiler::compile(k.source(), k.entry(), arch, format)?;
             COMPILES.fetch_add(1, Ordering::Relaxed);
             disk.put(&key, &b);
             Ok(b)
@@ -127,8 +127,9 @@ pub(crate) struct Loaded {
 }
 
 type Slot = Arc<OnceLock<Result<Arc<Loaded>>>>;
-/// Per context (its `CUcontext`), per entry point.
-type Map = HashMap<usize, HashMap<String, Slot>>;
+/// Per context (its `CUcontext`), per source (its SHA-256): two sources under one
+/// entry name never share a binary.
+type Map = HashMap<usize, HashMap<[u8; 32], Slot>>;
 
 fn map() -> &'static RwLock<Map> {
     static MAP: OnceLock<RwLock<Map>> = OnceLock::new();
@@ -141,7 +142,7 @@ pub(crate) fn function(ctx: &Arc<CudaContext>, k: &KernelSource) -> Result<Arc<L
     let found = map()
         .read()
         .ok()
-        .and_then(|m| m.get(&id)?.get(k.entry.as_ref())?.get().cloned());
+        .and_then(|m| m.get(&id)?.get(k.digest())?.get().cloned());
     if let Some(Ok(l)) = found {
         MEMORY_HITS.fetch_add(1, Ordering::Relaxed);
         return Ok(l);
@@ -150,7 +151,7 @@ pub(crate) fn function(ctx: &Arc<CudaContext>, k: &KernelSource) -> Result<Arc<L
         let mut m = map().write().unwrap_or_else(|p| p.into_inner());
         m.entry(id)
             .or_default()
-            .entry(k.entry.to_string())
+            .entry(*k.digest())
             .or_default()
             .clone()
     };
@@ -160,7 +161,7 @@ pub(crate) fn function(ctx: &Arc<CudaContext>, k: &KernelSource) -> Result<Arc<L
         // Let a later call try again (the driver or the disk may have recovered).
         if let Ok(mut m) = map().write() {
             if let Some(per_ctx) = m.get_mut(&id) {
-                per_ctx.remove(k.entry.as_ref());
+                per_ctx.remove(k.digest());
             }
         }
     }
@@ -200,16 +201,16 @@ fn load(ctx: &Arc<CudaContext>, k: &KernelSource) -> Result<Loaded> {
         Err(e) => return Err(Error::cuda(e, "loading the kernel")),
     };
     let func = module
-        .load_function(&k.entry)
+        .load_function(k.entry())
         .map_err(|e| Error::cuda(e, "finding the kernel's entry point"))?;
-    if bankfree_gen::kernel::launch::dynamic_shared_bytes(u64::from(k.shared_bytes)) > 0 {
+    if bankfree_gen::kernel::launch::dynamic_shared_bytes(u64::from(k.shared_bytes())) > 0 {
         let allowed = ctx
             .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
             .map_err(|e| Error::cuda(e, "reading the shared-memory limit"))?;
-        if (allowed as u32) < k.shared_bytes {
+        if (allowed as u32) < k.shared_bytes() {
             return Err(Error::SharedMemory {
-                entry: k.entry.to_string(),
-                needed: k.shared_bytes,
+                entry: k.entry().to_string(),
+                needed: k.shared_bytes(),
                 allowed: allowed as u32,
                 device: ctx.name().unwrap_or_else(|_| "this GPU".into()),
             });
@@ -217,7 +218,7 @@ fn load(ctx: &Arc<CudaContext>, k: &KernelSource) -> Result<Loaded> {
         // Set once here, not per launch.
         func.set_attribute(
             CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            k.shared_bytes as i32,
+            k.shared_bytes() as i32,
         )
         .map_err(|e| Error::cuda(e, "raising the dynamic shared-memory limit"))?;
     }

@@ -12,8 +12,10 @@
 //! 5. the dynamic loader itself (`libnvrtc.so`, `.so.13`, `.so.12`, `.so.11.2`).
 //!
 //! Steps 1 to 4 only look at files: the library is loaded when something must be
-//! compiled, so a disk-cache hit never loads NVRTC. A library found by path gets
-//! its `libnvrtc-builtins` (same folder) loaded first, so NVRTC finds it without
+//! compiled, so a disk-cache hit never loads NVRTC. A path is resolved (links
+//! followed, regular files only) once: the file loaded is the file hashed into
+//! cache keys. A library found by path gets the `libnvrtc-builtins` of its own
+//! version (same folder) loaded first, so NVRTC finds it without
 //! `LD_LIBRARY_PATH`.
 
 use crate::error::Error;
@@ -71,32 +73,33 @@ pub fn driver() -> Result<(), Error> {
     }
 }
 
-fn identity(path: &Path) -> Option<String> {
+/// The file `path` resolves to (links followed) and what identifies it; `None`
+/// unless it is a regular file.
+fn resolve(path: &Path) -> Option<(PathBuf, String)> {
     let real = std::fs::canonicalize(path).ok()?;
     let meta = std::fs::metadata(&real).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
     let mtime = meta
         .modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_secs());
-    Some(format!(
-        "{} {} bytes mtime {mtime}",
-        real.display(),
-        meta.len()
-    ))
+    let identity = format!("{} {} bytes mtime {mtime}", real.display(), meta.len());
+    Some((real, identity))
 }
 
 fn find() -> Result<Located, Error> {
     if let Some(p) = std::env::var_os("BANKFREE_NVRTC") {
+        // The file that is hashed into cache keys is the file that is loaded.
         let path = PathBuf::from(p);
-        return identity(&path)
-            .map(|identity| Located {
-                path: path.clone(),
-                identity,
-            })
+        return resolve(&path)
+            .map(|(path, identity)| Located { path, identity })
             .ok_or_else(|| Error::NvrtcNotFound {
                 searched: format!(
-                    "BANKFREE_NVRTC={} (no such file); unset it to search the usual places",
+                    "BANKFREE_NVRTC={} (not a file); point it at libnvrtc.so.N or unset it \
+                     to search the usual places",
                     path.display()
                 ),
             });
@@ -104,7 +107,7 @@ fn find() -> Result<Located, Error> {
     let mut tried = Vec::new();
     for dir in search_dirs() {
         if let Some(path) = nvrtc_files(&dir).into_iter().next() {
-            if let Some(identity) = identity(&path) {
+            if let Some((path, identity)) = resolve(&path) {
                 return Ok(Located { path, identity });
             }
         }
@@ -127,12 +130,28 @@ fn find() -> Result<Located, Error> {
 }
 
 fn open(path: &Path) -> Result<Nvrtc, String> {
-    if let Some(dir) = path.parent() {
-        for b in files_starting(dir, "libnvrtc-builtins.so") {
-            let _ = ffi::preload(&b);
-        }
+    if let Some(b) = builtins_for(path) {
+        let _ = ffi::preload(&b);
     }
     Nvrtc::open(path)
+}
+
+/// The `libnvrtc-builtins` beside `lib` that belongs to it: its version agrees
+/// with the library's on every component both name (`libnvrtc.so.13` takes
+/// `libnvrtc-builtins.so.13.0`, never `.so.12.4`); the most specific one.
+fn builtins_for(lib: &Path) -> Option<PathBuf> {
+    let version = |p: &Path, prefix: &str| -> Option<Vec<String>> {
+        let name = p.file_name()?.to_string_lossy().into_owned();
+        let v = name.strip_prefix(prefix)?;
+        Some(v.split('.').map(str::to_owned).collect())
+    };
+    let want = version(lib, "libnvrtc.so.")?;
+    files_starting(lib.parent()?, "libnvrtc-builtins.so.")
+        .into_iter()
+        .filter_map(|b| Some((version(&b, "libnvrtc-builtins.so.")?, b)))
+        .filter(|(v, _)| v.iter().zip(&want).all(|(a, b)| a == b))
+        .max_by_key(|(v, _)| v.len())
+        .map(|(_, b)| b)
 }
 
 /// `LD_LIBRARY_PATH`, the system library folders, then [`candidate_dirs`].
@@ -268,7 +287,44 @@ mod tests {
         assert_eq!(found, ["libnvrtc.so.13", "libnvrtc.so.12"]);
         // A file that is not a library is reported, not loaded blindly.
         assert!(open(&lib.join("libnvrtc.so.13")).is_err());
-        let id = identity(&lib.join("libnvrtc.so.13")).expect("identity");
+        let (real, id) = resolve(&lib.join("libnvrtc.so.13")).expect("identity");
         assert!(id.contains("libnvrtc.so.13 0 bytes"), "{id}");
+        assert_eq!(
+            real,
+            std::fs::canonicalize(lib.join("libnvrtc.so.13")).expect("real")
+        );
+        // A folder is not a library.
+        assert!(resolve(&lib).is_none());
+    }
+
+    #[test]
+    fn the_builtins_of_the_same_version_are_loaded_and_no_other() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let d = dir.path();
+        for f in [
+            "libnvrtc.so.13.0.88",
+            "libnvrtc-builtins.so.12.4",
+            "libnvrtc-builtins.so.13.0",
+            "libnvrtc-builtins.so.13.0.88",
+            "libnvrtc-builtins.so.13.1.20",
+        ] {
+            std::fs::write(d.join(f), b"").expect("write");
+        }
+        let name = |p: Option<PathBuf>| p.and_then(|p| Some(p.file_name()?.to_owned()));
+        let pick = |lib: &str| name(builtins_for(&d.join(lib)));
+        assert_eq!(
+            pick("libnvrtc.so.13.0.88"),
+            Some("libnvrtc-builtins.so.13.0.88".into())
+        );
+        // A wheel's library names its major version only.
+        let major = pick("libnvrtc.so.13").expect("a 13 builtins");
+        assert!(major
+            .to_string_lossy()
+            .starts_with("libnvrtc-builtins.so.13."));
+        assert_eq!(
+            pick("libnvrtc.so.12"),
+            Some("libnvrtc-builtins.so.12.4".into())
+        );
+        assert_eq!(pick("libnvrtc.so.11.2"), None);
     }
 }

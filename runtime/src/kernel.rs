@@ -2,49 +2,181 @@
 
 use bankfree_gen::check::index32::{INDEX64_DEFINE, INDEX64_SUFFIX};
 use bankfree_gen::{emit, Geometry, Kernel};
-use std::borrow::Cow;
+use sha2::{Digest, Sha256};
+use std::sync::{Arc, OnceLock};
 
-/// A generated kernel: its CUDA C and the launch facts the glue needs. The
-/// `#[tiled_transpose]` attribute writes these as `static`s at compile time.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A generated kernel: its CUDA C and the launch facts the glue needs.
+///
+/// Built from a [`Kernel`] ([`KernelSource::from_kernel`]), so the source is what
+/// the generator emitted for the geometry the launcher checks shapes and sizes
+/// the grid with. The fields are private: safe code cannot pair a source with
+/// launch facts it was not generated for.
+#[derive(Clone, Debug)]
 pub struct KernelSource {
-    /// The `extern "C"` entry point.
-    pub entry: Cow<'static, str>,
-    /// The CUDA C, as `bankfree-gen` emitted it.
-    pub source: Cow<'static, str>,
-    /// What one block moves and how: the launcher sizes the grid and checks the
-    /// shape with it.
-    pub geometry: Geometry,
-    pub shared_bytes: u32,
-    /// Whether this is the source's 64-bit build ([`KernelSource::index64`]); the
-    /// launcher runs the 32-bit build where it provably computes the same
-    /// ([`bankfree_gen::check::index32`]) and this one otherwise.
-    pub index64: bool,
+    entry: Arc<str>,
+    source: Arc<str>,
+    geometry: Geometry,
+    shared_bytes: u32,
+    index64: bool,
+    /// SHA-256 of the source: what the in-memory cache keys a loaded kernel by.
+    digest: [u8; 32],
+    /// The 64-bit build, made on first use and shared by clones.
+    wide: Arc<OnceLock<KernelSource>>,
 }
 
+impl PartialEq for KernelSource {
+    fn eq(&self, other: &Self) -> bool {
+        self.digest == other.digest
+            && self.entry == other.entry
+            && self.geometry == other.geometry
+            && self.shared_bytes == other.shared_bytes
+            && self.index64 == other.index64
+    }
+}
+
+impl Eq for KernelSource {}
+
 impl KernelSource {
-    /// The 64-bit build of this kernel: the same source compiled with
-    /// `BANKFREE_INDEX64` defined, entry point `<entry>_i64`.
-    pub fn index64(&self) -> KernelSource {
-        if self.index64 {
-            return self.clone();
-        }
+    /// The kernel's CUDA C, as `bankfree-gen` emits it.
+    pub fn from_kernel(k: &Kernel) -> KernelSource {
+        KernelSource::new(
+            k.entry_name().into(),
+            emit(k).into(),
+            k.spec.geometry,
+            k.shared_bytes() as u32,
+            false,
+        )
+    }
+
+    /// A source the caller vouches for.
+    ///
+    /// # Safety
+    /// `source` must define the `extern "C"` kernel `entry` with the parameters
+    /// the launcher passes, and that kernel must touch only the elements a
+    /// transpose of `geometry` over the launched shape reads and writes, with at
+    /// most `shared_bytes` of shared memory: the launcher checks buffers and
+    /// shapes against `geometry` alone.
+    // An unsafe contract, not an unsafe operation: the body is safe code.
+    #[allow(unsafe_code)]
+    pub unsafe fn from_parts(
+        entry: &str,
+        source: &str,
+        geometry: Geometry,
+        shared_bytes: u32,
+    ) -> KernelSource {
+        KernelSource::new(entry.into(), source.into(), geometry, shared_bytes, false)
+    }
+
+    fn new(
+        entry: Arc<str>,
+        source: Arc<str>,
+        geometry: Geometry,
+        shared_bytes: u32,
+        index64: bool,
+    ) -> KernelSource {
         KernelSource {
-            entry: format!("{}{INDEX64_SUFFIX}", self.entry).into(),
-            source: format!("#define {INDEX64_DEFINE}\n{}", self.source).into(),
-            index64: true,
-            ..self.clone()
+            digest: Sha256::digest(source.as_bytes()).into(),
+            entry,
+            source,
+            geometry,
+            shared_bytes,
+            index64,
+            wide: Arc::default(),
         }
     }
 
-    /// From a kernel built at run time.
-    pub fn from_kernel(k: &Kernel) -> KernelSource {
-        KernelSource {
-            entry: k.entry_name().into(),
-            source: emit(k).into(),
-            geometry: k.spec.geometry,
-            shared_bytes: k.shared_bytes() as u32,
-            index64: false,
+    /// The `extern "C"` entry point.
+    pub fn entry(&self) -> &str {
+        &self.entry
+    }
+
+    /// The CUDA C.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// What one block moves and how: the launcher sizes the grid and checks the
+    /// shape with it.
+    pub fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    /// Shared memory per block, in bytes.
+    pub fn shared_bytes(&self) -> u32 {
+        self.shared_bytes
+    }
+
+    /// Whether this is the source's 64-bit build ([`KernelSource::index64`]); the
+    /// launcher runs the 32-bit build where it provably computes the same
+    /// ([`bankfree_gen::check::index32`]) and this one otherwise.
+    pub fn is_index64(&self) -> bool {
+        self.index64
+    }
+
+    /// SHA-256 of the source.
+    pub(crate) fn digest(&self) -> &[u8; 32] {
+        &self.digest
+    }
+
+    /// The 64-bit build of this kernel: the same source compiled with
+    /// `BANKFREE_INDEX64` defined, entry point `<entry>_i64`. Made once and
+    /// shared by every clone.
+    pub fn index64(&self) -> &KernelSource {
+        if self.index64 {
+            return self;
         }
+        self.wide.get_or_init(|| {
+            KernelSource::new(
+                format!("{}{INDEX64_SUFFIX}", self.entry).into(),
+                format!("#define {INDEX64_DEFINE}\n{}", self.source).into(),
+                self.geometry,
+                self.shared_bytes,
+                true,
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bankfree_gen::{Strategy, TransposeSpec};
+
+    fn kernel() -> KernelSource {
+        let spec = TransposeSpec::new(32, 4, Strategy::Xor).expect("valid");
+        KernelSource::from_kernel(&Kernel::build(spec).expect("builds"))
+    }
+
+    #[test]
+    #[allow(unsafe_code)]
+    fn one_entry_name_with_two_sources_is_two_kernels() {
+        let k = kernel();
+        // SAFETY: compared only, never launched.
+        let other = unsafe {
+            KernelSource::from_parts(
+                k.entry(),
+                &format!("{}\n// edited", k.source()),
+                *k.geometry(),
+                k.shared_bytes(),
+            )
+        };
+        assert_eq!(other.entry(), k.entry());
+        assert_ne!(other.digest(), k.digest(), "the memory cache's key");
+        assert_ne!(other, k);
+        assert_eq!(kernel(), k);
+    }
+
+    #[test]
+    fn the_64_bit_build_is_made_once_and_shared_by_clones() {
+        let k = kernel();
+        let wide = k.index64();
+        assert!(wide.is_index64() && !k.is_index64());
+        assert_eq!(wide.entry(), format!("{}{INDEX64_SUFFIX}", k.entry()));
+        assert!(wide
+            .source()
+            .starts_with(&format!("#define {INDEX64_DEFINE}\n")));
+        assert!(std::ptr::eq(wide, k.index64()));
+        assert!(std::ptr::eq(wide, k.clone().index64()));
+        assert!(std::ptr::eq(wide.index64(), wide));
     }
 }

@@ -113,23 +113,24 @@ where
         // Nothing to choose or tune: the kernel's own checks, as `transpose`.
         return run(only, src, dst, shape, Some(on), false);
     }
+    same_context(src, dst, on)?;
     let fit: Vec<bool> = kernels
         .iter()
         .map(|k| why_unfit(k, src, dst, shape, on).is_none())
         .collect();
     let suit: Vec<bool> = kernels
         .iter()
-        .map(|k| match unsuited(&k.geometry, shape) {
+        .map(|k| match unsuited(k.geometry(), shape) {
             None => true,
             // A skew kernel also suits a destination that starts inside a sector.
-            Some(_) => k.geometry.form == Form::Skew && !dst.aligned(on, 32),
+            Some(_) => k.geometry().form == Form::Skew && !dst.aligned(on, 32),
         })
         .collect();
     let bytes = shape
         .batch
         .saturating_mul(shape.rows)
         .saturating_mul(shape.cols)
-        .saturating_mul(u64::from(last.geometry.elem_bytes));
+        .saturating_mul(u64::from(last.geometry().elem_bytes));
     let class = tune::Class::new(&fit, &suit, bytes, shape.rows, shape.cols);
     let candidates: Vec<usize> = (0..kernels.len()).filter(|&i| fit[i]).collect();
     let untuned = || {
@@ -157,6 +158,24 @@ where
         Some(i) => run(&kernels[i], src, dst, shape, Some(on), true),
         None => run(last, src, dst, shape, Some(on), false), // its Unfit error
     }
+}
+
+/// That `src` and `dst` live in `stream`'s context. Checked before anything asks a
+/// buffer for its address (that records events on its stream).
+fn same_context<T, S, D>(src: &S, dst: &D, stream: &CudaStream) -> Result<()>
+where
+    S: SrcArg<T> + ?Sized,
+    D: DstArg<T> + ?Sized,
+{
+    let ctx = stream.context();
+    for (what, other) in [("src", src.stream()), ("dst", dst.stream())] {
+        if other.context().cu_ctx() != ctx.cu_ctx() {
+            return Err(Error::Context {
+                what: format!("{what} belongs to another CUDA context than the launch stream"),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The stream to launch on: the one given, or else `dst`'s (kept alive in `own`).
@@ -187,7 +206,7 @@ where
     S: SrcArg<T> + ?Sized,
     D: DstArg<T> + ?Sized,
 {
-    let g = &kernel.geometry;
+    let g = kernel.geometry();
     if let Some(r) = refusal(g, shape) {
         return Some(Unfit::Shape(r));
     }
@@ -236,10 +255,10 @@ where
     S: SrcArg<T> + ?Sized,
     D: DstArg<T> + ?Sized,
 {
-    let g = &kernel.geometry;
+    let g = kernel.geometry();
     if std::mem::size_of::<T>() != g.elem_bytes as usize {
         return Err(Error::ElementSize {
-            entry: kernel.entry.to_string(),
+            entry: kernel.entry().to_string(),
             kernel_bytes: g.elem_bytes,
             rust_bytes: std::mem::size_of::<T>(),
         });
@@ -250,36 +269,28 @@ where
     }
     let mut own = None;
     let stream = launch_stream(stream, &*dst, &mut own);
+    same_context(src, dst, stream)?;
+    let ctx = stream.context();
     if !fit_checked {
         if let Some(why) = why_unfit(kernel, src, dst, shape, stream) {
             return Err(Error::Unfit {
-                entry: kernel.entry.to_string(),
+                entry: kernel.entry().to_string(),
                 vec: g.vec,
                 why,
             });
         }
     }
-    let ctx = stream.context();
-    for (what, other) in [("src", src.stream()), ("dst", dst.stream())] {
-        if other.context().cu_ctx() != ctx.cu_ctx() {
-            return Err(Error::Context {
-                what: format!("{what} belongs to another CUDA context than the launch stream"),
-            });
-        }
-    }
     // The 32-bit build where it provably computes every index exactly and is the
     // faster build.
-    let wide;
-    let kernel = if kernel.index64 || index32::runs(g, shape) {
+    let kernel = if kernel.is_index64() || index32::runs(g, shape) {
         kernel
     } else {
-        wide = kernel.index64();
-        &wide
+        kernel.index64()
     };
     let loaded = cache::function(ctx, kernel)?;
     let l = launch(
-        &kernel.geometry,
-        u64::from(kernel.shared_bytes),
+        kernel.geometry(),
+        u64::from(kernel.shared_bytes()),
         shape.batch,
         shape.rows,
         shape.cols,
@@ -295,7 +306,7 @@ where
     let mut args = stream.launch_builder(&loaded.func);
     src.push_to(&mut args);
     dst.push_to(&mut args);
-    if kernel.index64 {
+    if kernel.is_index64() {
         scalars.iter().for_each(|s| {
             args.arg(s);
         });

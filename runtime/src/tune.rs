@@ -154,7 +154,7 @@ impl Class {
 
 /// The class of a call as text: the device, bankfree, the list and the call.
 fn class_text(device: &str, kernels: &[KernelSource], class: &Class) -> String {
-    let entries: Vec<&str> = kernels.iter().map(|k| k.entry.as_ref()).collect();
+    let entries: Vec<&str> = kernels.iter().map(|k| k.entry()).collect();
     format!(
         "{device}; bankfree {}; kernels {}; {}",
         env!("CARGO_PKG_VERSION"),
@@ -216,7 +216,7 @@ fn folder() -> Option<PathBuf> {
 /// The recorded winner of this class, if any (asks the cache folder once per class).
 pub(crate) fn winner(stream: &CudaStream, kernels: &[KernelSource], class: Class) -> Option<usize> {
     let key = fast_key(stream, kernels, class);
-    let position = |w: &str| kernels.iter().position(|k| k.entry == w);
+    let position = |w: &str| kernels.iter().position(|k| k.entry() == w);
     if let Some(w) = memory().read().ok().and_then(|m| m.get(&key).cloned()) {
         return w.and_then(|w| position(&w));
     }
@@ -295,10 +295,10 @@ pub(crate) fn record(
     let text = class_text(&device, kernels, &class);
     let named: Vec<(String, f64)> = times
         .iter()
-        .map(|&(i, ms)| (kernels[i].entry.to_string(), ms))
+        .map(|&(i, ms)| (kernels[i].entry().to_string(), ms))
         .collect();
     if let Some(dir) = folder() {
-        if let Err(e) = save(&dir, &text, &kernels[best].entry, &named) {
+        if let Err(e) = save(&dir, &text, kernels[best].entry(), &named) {
             log::warn!(
                 "bankfree: cannot keep the tuning in {} ({e}); it lasts for this process only",
                 dir.display()
@@ -308,14 +308,14 @@ pub(crate) fn record(
     if let Ok(mut m) = memory().write() {
         m.insert(
             fast_key(stream, kernels, class),
-            Some(kernels[best].entry.as_ref().into()),
+            Some(kernels[best].entry().into()),
         );
     }
     TUNING.with(|t| {
         if let Some(v) = t.borrow_mut().as_mut() {
             v.push(Tuning {
                 class: text,
-                winner: kernels[best].entry.to_string(),
+                winner: kernels[best].entry().to_string(),
                 times: named,
             });
         }

@@ -55,11 +55,11 @@ fn check<T: DeviceRepr + Copy + PartialEq + Debug>(
         .collect();
     let src = s.clone_htod(&host).expect("upload");
     let mut dst = s.clone_htod(&poison).expect("upload");
-    transpose(k, &src, &mut dst, shape, None).unwrap_or_else(|e| panic!("{}: {e}", k.entry));
+    transpose(k, &src, &mut dst, shape, None).unwrap_or_else(|e| panic!("{}: {e}", k.entry()));
     let got = s.clone_dtoh(&dst).expect("download");
     let mut want = poison;
     reference(shape, &host, &mut want);
-    assert!(got == want, "{} on {shape:?}: wrong result", k.entry);
+    assert!(got == want, "{} on {shape:?}: wrong result", k.entry());
 }
 
 fn shapes() -> Vec<Shape> {
@@ -124,7 +124,7 @@ fn other_tiles_and_dynamic_shared_memory() {
     let s = stream();
     // 64 x 64 x 16 bytes = 64 KB: dynamic shared memory with a raised limit.
     let big = kernel(64, 16, Strategy::Xor);
-    assert!(big.shared_bytes > 48 * 1024);
+    assert!(big.shared_bytes() > 48 * 1024);
     for shape in shapes() {
         check(&s, &big, &shape, |x| u128::from(x) * 3);
         check(&s, &kernel(8, 4, Strategy::Xor), &shape, |x| x as u32);
@@ -243,7 +243,7 @@ fn calls_past_two_to_the_32_elements_run_the_64_bit_build() {
     let (rows, cols) = (65_568u64, 65_536u64);
     let shape = Shape::new(rows, cols);
     let k = kernel(32, 1, Strategy::Pad(None));
-    assert!(!bankfree_gen::check::index32::proven(&k.geometry, &shape));
+    assert!(!bankfree_gen::check::index32::proven(k.geometry(), &shape));
     let value = |r: u64, c: u64| (r.wrapping_mul(0x9E37) ^ c.wrapping_mul(0x85EB) ^ (r >> 9)) as u8;
     let host: Vec<u8> = (0..rows * cols)
         .map(|i| value(i / cols, i % cols))

@@ -59,24 +59,27 @@ fn compile_batch(kernels: &[&KernelSource], arch: u32) -> Vec<String> {
     let source: String = kernels
         .iter()
         .enumerate()
-        .map(|(i, k)| format!("namespace bf_k{i} {{\n{}\n}}\n", k.source))
+        .map(|(i, k)| format!("namespace bf_k{i} {{\n{}\n}}\n", k.source()))
         .collect();
-    let name = format!("batch_{}.cu", kernels[0].entry);
+    let name = format!("batch_{}.cu", kernels[0].entry());
     match compile(&source, &name, arch, Format::Cubin) {
         Err(_) if kernels.len() > 1 => kernels
             .iter()
             .flat_map(|k| compile_batch(&[k], arch))
             .collect(),
-        Err(e) => vec![format!("{} sm_{arch}: {e}", kernels[0].entry)],
+        Err(e) => vec![format!("{} sm_{arch}: {e}", kernels[0].entry())],
         Ok(b) if b.bytes.is_empty() => vec![format!("{} sm_{arch}: empty CUBIN", name)],
         Ok(b) => {
             let report = spills(&b.log);
             kernels
                 .iter()
-                .filter_map(|k| match report.iter().find(|(n, _)| *n == k.entry) {
+                .filter_map(|k| match report.iter().find(|(n, _)| *n == k.entry()) {
                     Some((_, 0)) => None,
-                    Some((_, n)) => Some(format!("{} sm_{arch}: {n} bytes of spills", k.entry)),
-                    None => Some(format!("{} sm_{arch}: no ptxas report in the log", k.entry)),
+                    Some((_, n)) => Some(format!("{} sm_{arch}: {n} bytes of spills", k.entry())),
+                    None => Some(format!(
+                        "{} sm_{arch}: no ptxas report in the log",
+                        k.entry()
+                    )),
                 })
                 .collect()
         }
@@ -105,7 +108,7 @@ fn every_grid_kernel_compiles_without_spills() {
         .iter()
         .zip(&kernels)
         .filter(|(k, _)| defaults.contains(&k.spec) || !pays(&k.spec.geometry))
-        .map(|(_, s)| s.index64())
+        .map(|(_, s)| s.index64().clone())
         .collect();
     assert!(wide.len() > 300, "{} 64-bit builds", wide.len());
     let refs: Vec<&KernelSource> = kernels.iter().collect();
@@ -179,11 +182,11 @@ fn batched_compiles_report_each_kernel() {
     let refs: Vec<&KernelSource> = ks.iter().collect();
     assert_eq!(compile_batch(&refs, 90), Vec::<String>::new());
     // A batch with a broken kernel names that kernel alone.
-    let broken = KernelSource {
-        entry: "broken".into(),
-        source: "extern \"C\" __global__ void broken() { this is not C; }".into(),
-        ..ks[0].clone()
-    };
+    let broken = with_source(
+        &ks[0],
+        "broken",
+        "extern \"C\" __global__ void broken() { this is not C; }",
+    );
     let problems = compile_batch(&[&ks[0], &broken, &ks[1]], 90);
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(problems[0].starts_with("broken sm_90"), "{problems:?}");
@@ -215,15 +218,21 @@ fn compile_errors_carry_log_options_and_source() {
 fn unique_kernel(tag: &str) -> KernelSource {
     let k =
         Kernel::build(TransposeSpec::new(32, 4, Strategy::Xor).expect("valid")).expect("builds");
-    let mut ks = KernelSource::from_kernel(&k);
+    let ks = KernelSource::from_kernel(&k);
     // A comment makes the source, and so the cache key, unique to this test run.
     let nonce = format!(
         "// {tag} {:?} {}\n",
         std::time::SystemTime::now(),
         std::process::id()
     );
-    ks.source = (nonce + &ks.source).into();
-    ks
+    with_source(&ks, ks.entry(), &(nonce + ks.source()))
+}
+
+/// `ks` with another entry and source: for compiling only, never launching.
+#[allow(unsafe_code)]
+fn with_source(ks: &KernelSource, entry: &str, source: &str) -> KernelSource {
+    // SAFETY: these kernels are compiled and cached by the tests, never launched.
+    unsafe { KernelSource::from_parts(entry, source, *ks.geometry(), ks.shared_bytes()) }
 }
 
 #[test]
@@ -264,8 +273,8 @@ fn cache_child() {
     ) else {
         return;
     };
-    let mut ks = unique_kernel("child");
-    ks.source = src.to_string_lossy().into_owned().into();
+    let ks = unique_kernel("child");
+    let ks = with_source(&ks, ks.entry(), &src.to_string_lossy());
     let disk = DiskCache::at(std::path::PathBuf::from(dir), 1 << 26);
     binary(&disk, &ks, 90, Format::Cubin).expect("binary");
     let s = stats();
@@ -283,7 +292,7 @@ fn a_second_process_reads_the_disk_cache() {
         let out = std::process::Command::new(std::env::current_exe().expect("exe"))
             .args(["--ignored", "--exact", "cache_child", "--nocapture"])
             .env("BF_CACHE_DIR", dir.path())
-            .env("BF_SOURCE", ks.source.as_ref())
+            .env("BF_SOURCE", ks.source())
             .output()
             .expect("child runs");
         assert!(
