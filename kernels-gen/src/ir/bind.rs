@@ -32,6 +32,8 @@ impl Expr {
             Err(_) => e,
         };
         let lit = |e: &Expr| matches!(e, Expr::Lit(_));
+        // An operation on literals is a literal (where it evaluates).
+        let fold = |e: Expr, folded: bool| if folded { constant(e) } else { e };
         match self {
             Expr::Lit(_) => self.clone(),
             Expr::Var(v) if free.contains(v) => self.clone(),
@@ -40,32 +42,17 @@ impl Expr {
             Expr::Bin(op, a, b) => {
                 let (a, b) = (a.bind(env, free), b.bind(env, free));
                 let folded = lit(&a) && lit(&b);
-                let e = Expr::Bin(*op, Arc::new(a), Arc::new(b));
-                if folded {
-                    constant(e)
-                } else {
-                    e
-                }
+                fold(Expr::Bin(*op, Arc::new(a), Arc::new(b)), folded)
             }
             Expr::MulHi(a, b) => {
                 let (a, b) = (a.bind(env, free), b.bind(env, free));
                 let folded = lit(&a) && lit(&b);
-                let e = Expr::MulHi(Arc::new(a), Arc::new(b));
-                if folded {
-                    constant(e)
-                } else {
-                    e
-                }
+                fold(Expr::MulHi(Arc::new(a), Arc::new(b)), folded)
             }
             Expr::Ctz(a) => {
                 let a = a.bind(env, free);
                 let folded = lit(&a);
-                let e = Expr::Ctz(Arc::new(a));
-                if folded {
-                    constant(e)
-                } else {
-                    e
-                }
+                fold(Expr::Ctz(Arc::new(a)), folded)
             }
         }
     }
