@@ -66,7 +66,7 @@ fn main() -> ExitCode {
             "{:<14} {} ({}, {} B shared): {}",
             s.to_string(),
             k.entry_name(),
-            k.layout,
+            k.layout(),
             k.shared_bytes(),
             k.analyze(Model::Hopper).verdict()
         );

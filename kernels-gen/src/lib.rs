@@ -16,8 +16,9 @@
 //! | [`select`] | `choice` | the measured defaults |
 //!
 //! # One source of truth per index
-//! Every address the kernel touches is one [`ir::expr::Expr`], built once in
-//! [`Kernel::with_layout`]. The same value is
+//! Every address the kernel touches is one [`ir::expr::Expr`], built once when a
+//! [`Kernel`] is assembled from its spec and layout (its fields are read-only
+//! outside this crate). The same value is
 //! * printed as C by [`emit`] ([`ir::expr::Expr::c`]),
 //! * evaluated by the simulator [`check::sim::run`] for every thread of every block,
 //! * evaluated by the analyzer [`check::analysis::analyze`] for every lane of every

@@ -127,9 +127,9 @@ fn every_pad_and_swizzle_is_proven_or_refused_truthfully() {
                 assert!(r.errors.is_empty());
                 assert_eq!(r.instructions.len(), 2, "{spec:?}");
                 // `pad` is the smallest: every smaller padding conflicts.
-                if let Layout::Pad(n) = k.layout {
+                if let Layout::Pad(n) = k.layout() {
                     for smaller in 0..n {
-                        let k = Kernel::with_layout(spec, Layout::Pad(smaller));
+                        let k = Kernel::with_layout(spec, Layout::Pad(smaller)).expect("valid");
                         assert!(!k.conflict_free(Model::Hopper), "{spec:?} pad {smaller}");
                     }
                 }
@@ -139,7 +139,7 @@ fn every_pad_and_swizzle_is_proven_or_refused_truthfully() {
             Err(SpecError::NoPad { .. }) => {
                 assert_eq!(spec.strategy, Strategy::Pad(None));
                 for n in 0..=MAX_PAD {
-                    let k = Kernel::with_layout(spec, Layout::Pad(n));
+                    let k = Kernel::with_layout(spec, Layout::Pad(n)).expect("valid");
                     assert!(!k.conflict_free(Model::Hopper), "{spec:?} pad {n}");
                 }
             }
@@ -152,7 +152,11 @@ fn every_pad_and_swizzle_is_proven_or_refused_truthfully() {
 #[test]
 fn the_swizzle_fits_wherever_the_unpadded_tile_fits() {
     for spec in grid(&[Strategy::Xor]) {
-        let plain = Kernel::with_layout(spec, Layout::Pad(0));
+        let unpadded = TransposeSpec {
+            strategy: Strategy::None,
+            ..spec
+        };
+        let plain = Kernel::with_layout(unpadded, Layout::Pad(0)).expect("valid");
         let fits = plain.shared_bytes() <= MAX_SHARED_BYTES;
         assert_eq!(Kernel::build(spec).is_ok(), fits, "{spec:?}");
     }
@@ -214,7 +218,7 @@ fn pad_amounts_are_computed_per_element_size() {
     // One 32-bit word of padding per row at tile 32: 4 bytes, 2 halves, 1 word or wider.
     let pad =
         |e| match Kernel::build(TransposeSpec::new(32, e, Strategy::Pad(None)).expect("valid")) {
-            Ok(k) => k.layout,
+            Ok(k) => k.layout(),
             Err(err) => panic!("{err}"),
         };
     assert_eq!(pad(1), Layout::Pad(4));

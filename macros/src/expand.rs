@@ -98,13 +98,13 @@ fn kernel_for(args: &Args, elem_bytes: u32) -> Result<(Kernel, Verdict), Refused
 fn variant_tokens(k: &Kernel) -> TokenStream {
     let private = quote!(::bankfree::__private);
     let ident = |name: &str| syn::Ident::new(name, proc_macro2::Span::call_site());
-    let form = ident(match k.spec.geometry.form {
+    let form = ident(match k.spec().geometry.form {
         Form::Tile => "Tile",
         Form::Skew => "Skew",
         Form::Tall => "Tall",
         Form::Wide => "Wide",
     });
-    let strategy = match k.spec.strategy {
+    let strategy = match k.spec().strategy {
         Strategy::Naive => quote!(Naive),
         Strategy::None => quote!(None),
         Strategy::Pad(None) => quote!(Pad(::core::option::Option::None)),
@@ -112,7 +112,7 @@ fn variant_tokens(k: &Kernel) -> TokenStream {
         Strategy::Xor => quote!(Xor),
         Strategy::Rotate => quote!(Rotate),
     };
-    let layout = match k.layout {
+    let layout = match k.layout() {
         Layout::Direct => quote!(Direct),
         Layout::Pad(n) => quote!(Pad(#n)),
         Layout::Xor(z) => {
@@ -121,7 +121,7 @@ fn variant_tokens(k: &Kernel) -> TokenStream {
         }
         Layout::Rotate => quote!(Rotate),
     };
-    let g = &k.spec.geometry;
+    let g = &k.spec().geometry;
     let (tile, rows, elem, vec) = (g.tile, g.block_rows, g.elem_bytes, g.vec);
     quote! {
         #private::Variant {
@@ -158,7 +158,7 @@ fn with_fast(args: &Args, k: &Kernel, v: &Verdict) -> (Vec<TokenStream>, Vec<Str
     let list = auto_kernels(k);
     let mut docs = Vec::new();
     for (i, x) in list.iter().enumerate() {
-        let what = match (x.spec.geometry.form, x.spec.geometry.vec) {
+        let what = match (x.spec().geometry.form, x.spec().geometry.vec) {
             (Form::Tile, 1) if i + 1 == list.len() && i > 0 => " Otherwise it runs:".to_string(),
             (Form::Tile, 1) => " It runs:".to_string(),
             (Form::Tile, _) => {

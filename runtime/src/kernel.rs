@@ -42,7 +42,7 @@ impl KernelSource {
         KernelSource::new(
             k.entry_name().into(),
             emit(k).into(),
-            k.spec.geometry,
+            k.spec().geometry,
             k.shared_bytes() as u32,
             false,
         )

@@ -122,11 +122,11 @@ fn every_grid_kernel_compiles_without_spills() {
     // A batch holds one build only (the 64-bit define covers the whole program).
     let (mut narrow, mut runs_wide, mut wide) = (Vec::new(), Vec::new(), Vec::new());
     for (k, s) in built.iter().zip(&kernels) {
-        if !pays(&k.spec.geometry) {
+        if !pays(&k.spec().geometry) {
             runs_wide.push(s.index64());
         } else {
             narrow.push(s);
-            if defaults.contains(&k.spec) {
+            if defaults.contains(k.spec()) {
                 wide.push(s.index64());
             }
         }

@@ -191,9 +191,9 @@ fn banks(
     }
     if as_json {
         let v = json!({
-            "spec": k.spec,
+            "spec": k.spec(),
             "entry": k.entry_name(),
-            "layout": k.layout.to_string(),
+            "layout": k.layout().to_string(),
             "shared_bytes": k.shared_bytes(),
             "model": m,
             "conflict_free": r.conflict_free,
@@ -313,9 +313,9 @@ fn grid(o: &mut String, out: &std::path::Path, default_rows: bool) -> Result<(),
         manifest.push(json!({
             "file": file,
             "entry": k.entry_name(),
-            "spec": k.spec,
-            "strategy": k.spec.strategy.to_string(),
-            "layout": k.layout.to_string(),
+            "spec": k.spec(),
+            "strategy": k.spec().strategy.to_string(),
+            "layout": k.layout().to_string(),
             "shared_bytes": k.shared_bytes(),
             "conflict_free": r.conflict_free,
             "instructions": r.instructions.iter().map(|i| instruction_json(i, false)).collect::<Vec<_>>(),

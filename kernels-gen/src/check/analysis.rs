@@ -435,7 +435,7 @@ mod tests {
                     layouts.extend([Layout::Rotate, Layout::Xor(swizzle_candidates(tile)[0])]);
                 }
                 for layout in layouts {
-                    let k = Kernel::with_layout(spec, layout);
+                    let k = Kernel::assemble(spec, layout);
                     let every = analyze_with(&k, Model::Hopper, false, false);
                     assert_eq!(
                         analyze_with(&k, Model::Hopper, true, false),

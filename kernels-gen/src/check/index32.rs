@@ -209,7 +209,7 @@ fn checks(g: &Geometry) -> Checks {
     };
     // The global side does not depend on the shared layout; the shared side's
     // values are tile-local (the analyzer and simulator cover every layout).
-    let k = Kernel::with_layout(spec, Layout::Pad(0));
+    let k = Kernel::assemble(spec, Layout::Pad(0));
     let mut walked: Vec<Expr> = k.kernel_lets.iter().chain(&k.tile_lets).cloned().collect();
     let mut compared = vec![k.more.clone()];
     for mv in &k.moves {

@@ -5,6 +5,8 @@
 pub mod analysis;
 pub mod fit;
 pub mod index32;
+#[cfg(test)]
+mod mutants;
 pub mod resolve;
 pub mod sim;
 pub mod verdict;

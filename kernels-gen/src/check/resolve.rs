@@ -5,7 +5,7 @@
 //! ```
 //! use bankfree_gen::{kernel::layout::Layout, Kernel, Model, Strategy, TransposeSpec};
 //! let k = Kernel::build(TransposeSpec::new(32, 4, Strategy::Pad(None))?)?;
-//! assert_eq!(k.layout, Layout::Pad(1)); // computed by the analyzer, not assumed
+//! assert_eq!(k.layout(), Layout::Pad(1)); // computed by the analyzer, not assumed
 //! assert!(k.analyze(Model::Hopper).conflict_free);
 //! # Ok::<(), bankfree_gen::SpecError>(())
 //! ```
@@ -25,7 +25,7 @@ impl Kernel {
     pub fn build(spec: TransposeSpec) -> Result<Kernel, SpecError> {
         spec.validate()?;
         match lookup(&spec) {
-            Some(p) => Ok(Kernel::with_layout(spec, p.layout)),
+            Some(p) => Ok(Kernel::assemble(spec, p.layout)),
             None => Kernel::search(spec),
         }
     }
@@ -48,7 +48,7 @@ impl Kernel {
         let searching = candidates.len() > 1;
         let mut smallest_too_large: Option<u64> = None;
         for layout in candidates {
-            let k = Kernel::with_layout(spec, layout);
+            let k = Kernel::assemble(spec, layout);
             let bytes = k.shared_bytes();
             if bytes > MAX_SHARED_BYTES {
                 smallest_too_large = Some(smallest_too_large.map_or(bytes, |b| b.min(bytes)));

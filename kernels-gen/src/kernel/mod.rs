@@ -19,7 +19,7 @@
 //!
 //! ```
 //! use bankfree_gen::{kernel::layout::Layout, Kernel, Strategy, TransposeSpec};
-//! let k = Kernel::with_layout(TransposeSpec::new(32, 4, Strategy::Pad(None))?, Layout::Pad(1));
+//! let k = Kernel::with_layout(TransposeSpec::new(32, 4, Strategy::Pad(None))?, Layout::Pad(1))?;
 //! assert_eq!(k.shared_bytes(), 32 * 33 * 4);
 //! assert_eq!(k.entry_name(), "bankfree_transpose_t32_r8_e4_pad1");
 //! # Ok::<(), bankfree_gen::SpecError>(())
@@ -85,37 +85,40 @@ impl Variant {
                 strategy: self.spec.strategy,
             });
         }
-        Ok(Kernel::with_layout(self.spec, self.layout))
+        Ok(Kernel::assemble(self.spec, self.layout))
     }
 }
 
 /// A spec with its strategy resolved and every address built.
+///
+/// Its fields are read through accessors and never written from outside this
+/// crate: every `Kernel` comes from [`Kernel::build`], [`Kernel::with_layout`] or
+/// [`Variant::kernel`], which check the spec and layout, so what the emitter prints
+/// is what the fit checks and the launch geometry were computed for.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kernel {
-    pub spec: TransposeSpec,
-    pub layout: Layout,
-    pub unit: Unit,
-    /// Units per thread step: 1, the 32-bit words of a word-array element, or the
-    /// `vec` rows of a block (`Var::K` runs over them).
-    pub words: u32,
-    /// Rows of the shared tile (for the narrow forms, of the chunk seen as rows of
-    /// `tile` units).
-    pub shared_rows: u32,
-    /// Named values over the kernel parameters (`tiles_x`, `ntiles`).
-    pub kernel_lets: Vec<Expr>,
-    /// Named values per tile (`tile_r`, `tile_c`).
-    pub tile_lets: Vec<Expr>,
-    /// Tiles per matrix (the launcher's grid).
-    pub ntiles: Expr,
-    /// The tile loop's condition (`t < ntiles`, or its division-free equivalent).
-    pub more: Less,
-    /// The moves, with a barrier between consecutive ones.
-    pub moves: Vec<Move>,
+    pub(crate) spec: TransposeSpec,
+    pub(crate) layout: Layout,
+    pub(crate) unit: Unit,
+    pub(crate) words: u32,
+    pub(crate) shared_rows: u32,
+    pub(crate) kernel_lets: Vec<Expr>,
+    pub(crate) tile_lets: Vec<Expr>,
+    pub(crate) ntiles: Expr,
+    pub(crate) more: Less,
+    pub(crate) moves: Vec<Move>,
 }
 
 impl Kernel {
-    /// Builds the kernel for an explicit layout (no search, no size check).
-    pub fn with_layout(spec: TransposeSpec, layout: Layout) -> Kernel {
+    /// The kernel for an explicit layout (no search, no size check), after the
+    /// same checks as [`Variant::kernel`]: a valid spec and a layout its strategy
+    /// can resolve to.
+    pub fn with_layout(spec: TransposeSpec, layout: Layout) -> Result<Kernel, SpecError> {
+        Variant { spec, layout }.kernel()
+    }
+
+    /// Builds the kernel for a layout already checked against the spec.
+    pub(crate) fn assemble(spec: TransposeSpec, layout: Layout) -> Kernel {
         let geometry = spec.geometry;
         let (unit, words) = geometry.unit();
         let tiling = tiling(&geometry);
@@ -135,6 +138,58 @@ impl Kernel {
             more: tiling.more,
             moves,
         }
+    }
+
+    /// The spec this kernel was built from.
+    pub fn spec(&self) -> &TransposeSpec {
+        &self.spec
+    }
+
+    /// The layout of its shared tile.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// The unit a thread moves at a time.
+    pub fn unit(&self) -> Unit {
+        self.unit
+    }
+
+    /// Units per thread step: 1, the 32-bit words of a word-array element, or the
+    /// `vec` rows of a block (`Var::K` runs over them).
+    pub fn words(&self) -> u32 {
+        self.words
+    }
+
+    /// Rows of the shared tile (for the narrow forms, of the chunk seen as rows of
+    /// `tile` units).
+    pub fn shared_rows(&self) -> u32 {
+        self.shared_rows
+    }
+
+    /// Named values over the kernel parameters (`tiles_x`, `ntiles`).
+    pub fn kernel_lets(&self) -> &[Expr] {
+        &self.kernel_lets
+    }
+
+    /// Named values per tile (`tile_r`, `tile_c`).
+    pub fn tile_lets(&self) -> &[Expr] {
+        &self.tile_lets
+    }
+
+    /// Tiles per matrix (the launcher's grid).
+    pub fn ntiles(&self) -> &Expr {
+        &self.ntiles
+    }
+
+    /// The tile loop's condition (`t < ntiles`, or its division-free equivalent).
+    pub fn more(&self) -> &Less {
+        &self.more
+    }
+
+    /// The moves, with a barrier between consecutive ones.
+    pub fn moves(&self) -> &[Move] {
+        &self.moves
     }
 
     /// The spec and layout this kernel was built from.
