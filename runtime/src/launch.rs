@@ -43,16 +43,18 @@ pub trait DstArg<T>: DeviceSlice<T> + sealed::Sealed {
     fn aligned(&self, stream: &CudaStream, bytes: u64) -> bool;
 }
 
-// A whole allocation starts on a 256-byte boundary (cuMemAlloc's guarantee), so
-// only views need their address checked.
-const ALLOC_ALIGN: u64 = 256;
+// Every kind checks its real address: a `CudaSlice` need not be a whole
+// allocation (one upgraded from another library's pointer can start anywhere).
+fn ptr_aligned<T>(buffer: &impl DevicePtr<T>, stream: &CudaStream, bytes: u64) -> bool {
+    buffer.device_ptr(stream).0.is_multiple_of(bytes)
+}
 
 impl<T> SrcArg<T> for CudaSlice<T> {
     fn push_to<'a>(&'a self, args: &mut LaunchArgs<'a>) {
         args.arg(self);
     }
-    fn aligned(&self, _: &CudaStream, bytes: u64) -> bool {
-        ALLOC_ALIGN.is_multiple_of(bytes)
+    fn aligned(&self, stream: &CudaStream, bytes: u64) -> bool {
+        ptr_aligned(self, stream, bytes)
     }
 }
 
@@ -61,7 +63,7 @@ impl<T> SrcArg<T> for CudaView<'_, T> {
         args.arg(self);
     }
     fn aligned(&self, stream: &CudaStream, bytes: u64) -> bool {
-        self.device_ptr(stream).0.is_multiple_of(bytes)
+        ptr_aligned(self, stream, bytes)
     }
 }
 
@@ -69,8 +71,8 @@ impl<T> DstArg<T> for CudaSlice<T> {
     fn push_to<'a>(&'a mut self, args: &mut LaunchArgs<'a>) {
         args.arg(self);
     }
-    fn aligned(&self, _: &CudaStream, bytes: u64) -> bool {
-        ALLOC_ALIGN.is_multiple_of(bytes)
+    fn aligned(&self, stream: &CudaStream, bytes: u64) -> bool {
+        ptr_aligned(self, stream, bytes)
     }
 }
 
@@ -79,7 +81,7 @@ impl<T> DstArg<T> for CudaViewMut<'_, T> {
         args.arg(self);
     }
     fn aligned(&self, stream: &CudaStream, bytes: u64) -> bool {
-        self.device_ptr(stream).0.is_multiple_of(bytes)
+        ptr_aligned(self, stream, bytes)
     }
 }
 

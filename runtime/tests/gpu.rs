@@ -1,10 +1,11 @@
 //! On a CUDA GPU: compile, cache, launch, and compare with a CPU transpose.
 //! Run there with `--include-ignored`.
-#![allow(unsafe_code)] // only for the user-side `DeviceRepr` impl of a 12-byte element below
+#![allow(unsafe_code)] // the user-side `DeviceRepr` impl of a 12-byte element, an upgraded pointer
 
 use bankfree_gen::{Kernel, Shape, Strategy, TransposeSpec};
-use bankfree_runtime::{stats, transpose, Error, KernelSource};
+use bankfree_runtime::{stats, transpose, transpose_first, Error, KernelSource};
 use cudarc::driver::{CudaContext, CudaStream, DeviceRepr};
+use sha2::Digest;
 use std::fmt::Debug;
 use std::sync::Arc;
 
@@ -181,6 +182,38 @@ fn views_streams_and_errors() {
     assert_eq!(s.clone_dtoh(&out).expect("download"), vec![0xDEADu32; 8]);
 }
 
+/// A `CudaSlice` upgraded from another library's pointer can start anywhere: the
+/// vector kernel is refused for it (its address, not its type, is checked), the
+/// `vec = 1` kernel runs, and the context survives.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_misaligned_upgraded_slice_runs_the_scalar_kernel() {
+    use cudarc::driver::DevicePtr;
+    let s = stream();
+    let spec = TransposeSpec::new(32, 4, Strategy::Pad(None)).expect("spec");
+    let fast = bankfree_gen::select::choice::fast_kernel(&spec).expect("f32 has a vec kernel");
+    assert!(fast.spec().geometry.vec > 1);
+    let vec = KernelSource::from_kernel(&fast);
+    let scalar = kernel(32, 4, Strategy::Pad(None));
+    let shape = Shape::new(64, 96);
+    let n = 64 * 96;
+    let host: Vec<u32> = (0..n as u32 + 1).map(|i| i * 3 + 1).collect();
+    let whole = s.clone_htod(&host).expect("upload");
+    let mut out = s.alloc_zeros::<u32>(n).expect("alloc");
+    let base = whole.device_ptr(&s).0;
+    // SAFETY: `whole` holds n + 1 elements, so base + 4 bytes holds n; the upgraded
+    // slice is leaked below, before `whole` is freed, so nothing is freed twice.
+    let src = unsafe { s.upgrade_device_ptr::<u32>(base + 4, n) };
+    let e = transpose(&vec, &src, &mut out, &shape, None).unwrap_err();
+    assert!(matches!(e, Error::Unfit { .. }), "{e}");
+    transpose_first(&[vec, scalar], &src, &mut out, &shape, None).expect("scalar kernel");
+    s.synchronize().expect("the context survives");
+    let mut want = vec![0u32; n];
+    reference(&shape, &host[1..], &mut want);
+    assert_eq!(s.clone_dtoh(&out).expect("download"), want);
+    let _ = src.leak();
+}
+
 /// Run by `a_fresh_process_loads_from_the_disk_cache`.
 #[test]
 #[ignore = "helper: started as a child process"]
@@ -230,6 +263,25 @@ fn a_fresh_process_loads_from_the_disk_cache() {
         line
     };
     assert!(run().starts_with("CHILD compiles=1 disk_hits=0"));
+    assert!(run().starts_with("CHILD compiles=0 disk_hits=1"));
+    // An entry with a valid checksum that the driver refuses (not a CUBIN) is
+    // read once, dropped and compiled again; the next process reads the new one.
+    let mut poisoned = 0;
+    for entry in std::fs::read_dir(&dir).expect("cache folder").flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "bfbin") {
+            let mut data = std::fs::read(&path).expect("entry");
+            let garbage = b"not a CUBIN, but its checksum is right".to_vec();
+            data.truncate(57);
+            data[49..57].copy_from_slice(&(garbage.len() as u64).to_le_bytes());
+            data.extend_from_slice(&sha2::Sha256::digest(&garbage));
+            data.extend_from_slice(&garbage);
+            std::fs::write(&path, data).expect("poison");
+            poisoned += 1;
+        }
+    }
+    assert_eq!(poisoned, 1);
+    assert!(run().starts_with("CHILD compiles=1 disk_hits=1"));
     assert!(run().starts_with("CHILD compiles=0 disk_hits=1"));
     let _ = std::fs::remove_dir_all(&dir);
 }
