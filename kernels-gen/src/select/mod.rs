@@ -2,4 +2,6 @@
 //! of them are proven ahead of time.
 
 pub mod choice;
+#[cfg(test)]
+mod extremes;
 pub mod table;
