@@ -54,7 +54,9 @@ fn spills(log: &str) -> Vec<(String, u64)> {
 const BATCH: usize = 24;
 
 /// Compiles `kernels` as one program for `arch`; the problems of each kernel (a
-/// failed batch is compiled kernel by kernel to name the culprit).
+/// failed batch is compiled kernel by kernel to name the culprit; a batch that
+/// fails while each of its kernels compiles alone is a problem too: kernels must
+/// not clash in one program, or the grid test falls back to slow single builds).
 fn compile_batch(kernels: &[&KernelSource], arch: u32) -> Vec<String> {
     let source: String = kernels
         .iter()
@@ -63,10 +65,20 @@ fn compile_batch(kernels: &[&KernelSource], arch: u32) -> Vec<String> {
         .collect();
     let name = format!("batch_{}.cu", kernels[0].entry());
     match compile(&source, &name, arch, Format::Cubin) {
-        Err(_) if kernels.len() > 1 => kernels
-            .iter()
-            .flat_map(|k| compile_batch(&[k], arch))
-            .collect(),
+        Err(_) if kernels.len() > 1 => {
+            let mut problems: Vec<String> = kernels
+                .iter()
+                .flat_map(|k| compile_batch(&[k], arch))
+                .collect();
+            if problems.is_empty() {
+                // Each compiles alone: they clash in one program (a shared symbol).
+                problems.push(format!(
+                    "{name} sm_{arch}: {} kernels compile alone but not together",
+                    kernels.len()
+                ));
+            }
+            problems
+        }
         Err(e) => vec![format!("{} sm_{arch}: {e}", kernels[0].entry())],
         Ok(b) if b.bytes.is_empty() => vec![format!("{} sm_{arch}: empty CUBIN", name)],
         Ok(b) => {
@@ -86,30 +98,46 @@ fn compile_batch(kernels: &[&KernelSource], arch: u32) -> Vec<String> {
     }
 }
 
+/// `f(0..n)` on `threads` threads, each taking the next index; results in order.
+fn on_every_core<R: Send>(threads: usize, n: usize, f: impl Fn(usize) -> R + Sync) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut out: Vec<(usize, R)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if i >= n {
+                            break mine;
+                        }
+                        mine.push((i, f(i)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("worker"))
+            .collect()
+    });
+    out.sort_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, r)| r).collect()
+}
+
 #[test]
 fn every_grid_kernel_compiles_without_spills() {
     if !have_nvrtc() {
         return;
     }
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    // Specs outside the proven table search their layout: on every core.
+    // Specs outside the proven table search their layout: on every core, each
+    // taking the next spec (a few searches take seconds).
     let specs = grid(&ALL_STRATEGIES);
-    let built: Vec<Kernel> = std::thread::scope(|s| {
-        let parts: Vec<_> = specs
-            .chunks(specs.len().div_ceil(threads).max(1))
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .filter_map(|&spec| Kernel::build(spec).ok())
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|h| h.join().expect("building kernels"))
-            .collect()
-    });
+    let built: Vec<Kernel> = on_every_core(threads, specs.len(), |i| Kernel::build(specs[i]).ok())
+        .into_iter()
+        .flatten()
+        .collect();
     let kernels: Vec<KernelSource> = built.iter().map(KernelSource::from_kernel).collect();
     // Each kernel's build that ordinary calls run (the 32-bit one, or the 64-bit
     // one where the 32-bit build does not pay and never runs), in batches for one
@@ -139,24 +167,11 @@ fn every_grid_kernel_compiles_without_spills() {
         .map(|(i, c)| (c, ARCHS[i % ARCHS.len()]))
         .chain(wide.chunks(BATCH).map(|c| (c, 90)))
         .collect();
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let failures = std::sync::Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&(batch, arch)) = jobs.get(i) else {
-                    break;
-                };
-                let problems = compile_batch(batch, arch);
-                failures
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .extend(problems);
-            });
-        }
-    });
-    let failures = failures.into_inner().unwrap_or_default();
+    let failures: Vec<String> = on_every_core(threads, jobs.len(), |i| {
+        let (batch, arch) = jobs[i];
+        compile_batch(batch, arch)
+    })
+    .concat();
     assert!(kernels.len() > 1600, "{} kernels", kernels.len());
     assert!(
         failures.is_empty(),
@@ -198,6 +213,18 @@ fn batched_compiles_report_each_kernel() {
         })
         .collect();
     let refs: Vec<&KernelSource> = ks.iter().collect();
+    assert_eq!(compile_batch(&refs, 90), Vec::<String>::new());
+    // Tiles in dynamic shared memory of different types share one program.
+    let dynamic: Vec<KernelSource> = [(12, Strategy::Pad(None)), (16, Strategy::Xor)]
+        .into_iter()
+        .map(|(e, st)| {
+            KernelSource::from_kernel(
+                &Kernel::build(TransposeSpec::new(64, e, st).expect("spec")).expect("kernel"),
+            )
+        })
+        .collect();
+    assert!(dynamic.iter().all(|k| k.shared_bytes() > 48 * 1024));
+    let refs: Vec<&KernelSource> = dynamic.iter().collect();
     assert_eq!(compile_batch(&refs, 90), Vec::<String>::new());
     // A batch with a broken kernel names that kernel alone.
     let broken = with_source(

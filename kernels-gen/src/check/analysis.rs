@@ -231,20 +231,26 @@ impl Op<'_> {
         // the same, the first worst case being at `k = 0` anyway.
         let same_for_every_k = self.shortcut && self.same_for_every_k();
         // Per parameter set, what stays fixed for the block is evaluated once.
-        let bound: Vec<(GuardTape, Tape)> = envs
-            .iter()
-            .map(|env| {
-                (
-                    GuardTape::per_thread(&self.mv.guard, env),
-                    Tape::per_thread(&self.place.index, env),
-                )
-            })
-            .collect();
-        let runs = envs.iter().zip(&bound).flat_map(|base| {
-            (0..warps).flat_map(move |warp| (0..iters).map(move |j| (base, warp, j)))
+        // Sets under which the guard and index bind to the same per-thread tapes
+        // cost the same: each is run once and counted for all of them (a `skew`
+        // kernel's store does not depend on `dst_ld`, its load does).
+        let mut bound: Vec<(Env, (GuardTape, Tape), u64)> = Vec::new();
+        for env in envs {
+            let tapes = (
+                GuardTape::per_thread(&self.mv.guard, env),
+                Tape::per_thread(&self.place.index, env),
+            );
+            let pure = tapes.0.reads_only(&Var::PER_THREAD) && tapes.1.reads_only(&Var::PER_THREAD);
+            match bound.iter_mut().find(|b| pure && b.1 == tapes) {
+                Some(same) => same.2 += 1,
+                None => bound.push((env.clone(), tapes, 1)),
+            }
+        }
+        let runs = bound.iter().flat_map(|(env, tapes, n)| {
+            (0..warps).flat_map(move |warp| (0..iters).map(move |j| ((env, tapes), *n, warp, j)))
         });
         let mut inst: Option<Instruction> = None;
-        for (base, warp, j) in runs {
+        for (base, n, warp, j) in runs {
             let mut same: Option<Access> = None;
             for k in 0..words {
                 let at = At { warp, j, k };
@@ -262,8 +268,12 @@ impl Op<'_> {
                 };
                 let conflict = acc.wavefronts > acc.ideal;
                 match &mut inst {
-                    None => inst = Some(self.first(at, acc)),
-                    Some(i) => i.add(at, acc),
+                    None => {
+                        let mut first = self.first(at, acc.clone());
+                        first.add_more(n - 1, &acc);
+                        inst = Some(first);
+                    }
+                    Some(i) => i.add(at, acc, n),
                 }
                 if self.first_conflict && (conflict || !errors.is_empty()) {
                     return inst;
@@ -357,11 +367,16 @@ impl Op<'_> {
 }
 
 impl Instruction {
-    /// Counts one more execution, keeping the first worst case.
-    fn add(&mut self, at: At, acc: Access) {
-        self.executions += 1;
-        self.total_wavefronts += u64::from(acc.wavefronts);
-        self.total_ideal += u64::from(acc.ideal);
+    /// Adds `n` executions of `acc` to the totals.
+    fn add_more(&mut self, n: u64, acc: &Access) {
+        self.executions += n;
+        self.total_wavefronts += n * u64::from(acc.wavefronts);
+        self.total_ideal += n * u64::from(acc.ideal);
+    }
+
+    /// Counts `n` more executions of `acc`, keeping the first worst case.
+    fn add(&mut self, at: At, acc: Access, n: u64) {
+        self.add_more(n, &acc);
         if acc.wavefronts > self.wavefronts {
             self.wavefronts = acc.wavefronts;
             self.ideal = acc.ideal;

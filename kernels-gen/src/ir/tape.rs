@@ -16,7 +16,7 @@
 use super::expr::{Env, EvalError, Expr, Guard, Less, Op, Var};
 
 /// An operand of a step.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Arg {
     Lit(i64),
     Var(Var),
@@ -24,14 +24,14 @@ enum Arg {
     Reg(usize),
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
     Bin(Op),
     MulHi,
     Ctz,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct Step {
     kind: Kind,
     a: Arg,
@@ -43,7 +43,7 @@ const MAX_STEPS: usize = 96;
 
 /// [`Expr`] as steps in evaluation order. [`Tape::eval`] returns exactly what
 /// [`Expr::eval`] returns, errors included (the same operations in the same order).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Tape {
     steps: Vec<Step>,
     out: Arg,
@@ -64,6 +64,15 @@ impl Tape {
     /// in `env` ([`Expr::bind`]): for evaluating under `env` with those changed.
     pub fn per_thread(e: &Expr, env: &Env) -> Tape {
         Tape::new(&e.bind(env, &Var::PER_THREAD))
+    }
+
+    /// Whether the tape reads no variable outside `vars`: then two equal tapes
+    /// give equal values under any environments that agree on `vars`.
+    pub fn reads_only(&self, vars: &[Var]) -> bool {
+        let inside = |a: &Arg| !matches!(a, Arg::Var(v) if !vars.contains(v));
+        self.long.is_none()
+            && inside(&self.out)
+            && self.steps.iter().all(|s| inside(&s.a) && inside(&s.b))
     }
 
     /// Evaluates as [`Expr::eval`] does.
@@ -150,7 +159,7 @@ fn flatten(e: &Expr, steps: &mut Vec<Step>) -> Arg {
 }
 
 /// A [`Guard`] as tapes: every check's two sides.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GuardTape(Vec<(Tape, Tape)>);
 
 impl GuardTape {
@@ -166,6 +175,13 @@ impl GuardTape {
     /// [`Tape::per_thread`] of every check.
     pub fn per_thread(g: &Guard, env: &Env) -> GuardTape {
         GuardTape::new(&g.bind(env, &Var::PER_THREAD))
+    }
+
+    /// [`Tape::reads_only`] of every check.
+    pub fn reads_only(&self, vars: &[Var]) -> bool {
+        self.0
+            .iter()
+            .all(|(a, b)| a.reads_only(vars) && b.reads_only(vars))
     }
 
     /// Evaluates as [`Guard::eval`] does.

@@ -75,7 +75,12 @@ fn write_kernel(w: &mut CWriter, k: &Kernel) -> fmt::Result {
     w.scope(|w| {
         if k.layout != Layout::Direct {
             if dynamic_shared_bytes(k.shared_bytes()) > 0 {
-                writeln!(w, "extern __shared__ {ty} tile[];")?;
+                // One byte array for every kernel (extern shared arrays share one
+                // symbol, so their types must agree), viewed as the tile's type.
+                writeln!(
+                    w,
+                    "extern __shared__ __align__(16) unsigned char bf_shared[];\n{ty}* const tile = reinterpret_cast<{ty}*>(bf_shared);"
+                )?;
             } else {
                 writeln!(w, "__shared__ {ty} tile[{}];", k.shared_units())?;
             }
