@@ -120,7 +120,13 @@ fn autotune_times_the_kernels_that_fit_and_keeps_the_fastest() {
         assert_eq!(tunings.len(), 1, "{rows}x{cols}: one call, one tuning");
         let t = &tunings[0];
         assert!(t.times.len() >= 2, "{rows}x{cols}: {t:?}");
-        assert_eq!(t.winner, t.times[0].0);
+        // The fastest wins, unless what the call ran untuned is within the margin.
+        let fastest = t.times[0].1;
+        let winner_ms = t.times.iter().find(|x| x.0 == t.winner).map(|x| x.1);
+        assert!(
+            winner_ms.is_some_and(|ms| ms <= fastest * (1.0 + bankfree::runtime::tune::MARGIN)),
+            "{rows}x{cols}: {t:?}"
+        );
         assert!(t.times.windows(2).all(|w| w[0].1 <= w[1].1), "{t:?}");
         assert!(t.times.iter().all(|x| x.1 > 0.0), "{t:?}");
         assert_eq!(

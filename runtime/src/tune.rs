@@ -64,7 +64,8 @@ const MAGIC: &str = "bankfree-tune 1";
 pub struct Tuning {
     /// The class the winner is kept for (see the module docs), as text.
     pub class: String,
-    /// The entry point of the fastest kernel.
+    /// The entry point kept: the fastest, or what the call ran untuned where that
+    /// is within [`MARGIN`] of the fastest.
     pub winner: String,
     /// Each kernel that could run the call, with its median time in ms, fastest first.
     pub times: Vec<(String, f64)>,
