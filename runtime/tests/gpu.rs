@@ -214,6 +214,42 @@ fn a_misaligned_upgraded_slice_runs_the_scalar_kernel() {
     let _ = src.leak();
 }
 
+/// Buffers of another context are refused before anything asks them for an
+/// address (that would make a stream wait on, or record, another context's
+/// events): both contexts keep working afterwards.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn buffers_of_another_context_are_refused_before_any_stream_call() {
+    let s = stream();
+    let other = CudaContext::new_non_primary(0, 0).expect("a second context on GPU 0");
+    let o = other.default_stream();
+    // A second stream in each context turns on cudarc's event tracking between them.
+    let (_s2, _o2) = (
+        s.context().new_stream().expect("stream"),
+        other.new_stream().expect("stream"),
+    );
+    let k = kernel(32, 4, Strategy::Pad(None));
+    let ks = [k.clone(), kernel(32, 4, Strategy::Xor)];
+    let shape = Shape::new(64, 48);
+    let host: Vec<u32> = (0..64 * 48).collect();
+    let src = s.clone_htod(&host).expect("upload");
+    let mut dst = o.alloc_zeros::<u32>(64 * 48).expect("alloc");
+    for launch_on in [None, Some(&*s), Some(&*o)] {
+        let e = transpose(&k, &src, &mut dst, &shape, launch_on).unwrap_err();
+        assert!(matches!(e, Error::Context { .. }), "{e}");
+        let e = transpose_first(&ks, &src, &mut dst, &shape, launch_on).unwrap_err();
+        assert!(matches!(e, Error::Context { .. }), "{e}");
+    }
+    let mut want = vec![0u32; 64 * 48];
+    reference(&shape, &host, &mut want);
+    let mut out = s.alloc_zeros::<u32>(64 * 48).expect("alloc");
+    transpose(&k, &src, &mut out, &shape, None).expect("the first context works");
+    assert_eq!(s.clone_dtoh(&out).expect("download"), want);
+    let src2 = o.clone_htod(&host).expect("upload");
+    transpose_first(&ks, &src2, &mut dst, &shape, None).expect("the second context works");
+    assert_eq!(o.clone_dtoh(&dst).expect("download"), want);
+}
+
 /// Run by `a_fresh_process_loads_from_the_disk_cache`.
 #[test]
 #[ignore = "helper: started as a child process"]
