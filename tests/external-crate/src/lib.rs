@@ -1,8 +1,6 @@
-//! A user's crate: every form of `#[tiled_transpose]` a user writes, and a derived
-//! element type allocated with cudarc and transposed with `?` on every call, built
-//! outside the workspace (as a dependent crate, with its own lock file) with no
-//! `unsafe` and no warning. `main` names every function (the generic one at two
-//! element types, so its kernels' checks run at monomorphization) and calls none.
+//! Every form of `#[tiled_transpose]` a user writes, and a derived element type
+//! allocated with cudarc and transposed with `?` on every call, built from outside
+//! the workspace with no `unsafe`.
 #![deny(warnings, unsafe_code)]
 
 use bankfree::cudarc::driver::{CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut};
@@ -45,16 +43,3 @@ pub fn on_stream(src: &CudaSlice<bankfree::half::bf16>, dst: &mut CudaSlice<bank
 
 #[tiled_transpose(tile = 64, strategy = naive)]
 pub fn generic<T: bankfree::Element>(src: &CudaSlice<T>, dst: &mut CudaSlice<T>, rows: usize, cols: usize) -> bankfree::Result<()>;
-
-fn main() {
-    let _ = (
-        transpose_on_gpu,
-        transpose_rgb,
-        transpose_f32,
-        batched,
-        pitched,
-        on_stream,
-        generic::<f32>,
-        generic::<Rgb>,
-    );
-}
