@@ -46,6 +46,11 @@ pub use half;
 #[path = "private.rs"]
 pub mod __private;
 
+// Every form of the attribute, compiled by the doc tests as a user's crate.
+#[cfg(doctest)]
+#[doc = include_str!("../tests/user-crate.md")]
+struct UserCrate;
+
 /// What most programs need: the attribute, [`Element`], errors, autotuning and
 /// cudarc's buffer, stream and context types.
 pub mod prelude {
