@@ -29,32 +29,32 @@ mod sealed {
 pub trait SrcArg<T>: DeviceSlice<T> + sealed::Sealed {
     #[doc(hidden)]
     fn push_to<'a>(&'a self, args: &mut LaunchArgs<'a>);
-    /// Whether the buffer's first element is `bytes`-aligned.
+    /// The device address of the buffer's first element.
     #[doc(hidden)]
-    fn aligned(&self, stream: &CudaStream, bytes: u64) -> bool;
+    fn address(&self, stream: &CudaStream) -> u64;
 }
 
 /// A buffer the kernel writes: `CudaSlice`, `CudaViewMut` (sealed, as [`SrcArg`]).
 pub trait DstArg<T>: DeviceSlice<T> + sealed::Sealed {
     #[doc(hidden)]
     fn push_to<'a>(&'a mut self, args: &mut LaunchArgs<'a>);
-    /// Whether the buffer's first element is `bytes`-aligned.
+    /// The device address of the buffer's first element.
     #[doc(hidden)]
-    fn aligned(&self, stream: &CudaStream, bytes: u64) -> bool;
+    fn address(&self, stream: &CudaStream) -> u64;
 }
 
-// Every kind checks its real address: a `CudaSlice` need not be a whole
+// Every kind gives its real address: a `CudaSlice` need not be a whole
 // allocation (one upgraded from another library's pointer can start anywhere).
-fn ptr_aligned<T>(buffer: &impl DevicePtr<T>, stream: &CudaStream, bytes: u64) -> bool {
-    buffer.device_ptr(stream).0.is_multiple_of(bytes)
+fn address_of<T>(buffer: &impl DevicePtr<T>, stream: &CudaStream) -> u64 {
+    buffer.device_ptr(stream).0
 }
 
 impl<T> SrcArg<T> for CudaSlice<T> {
     fn push_to<'a>(&'a self, args: &mut LaunchArgs<'a>) {
         args.arg(self);
     }
-    fn aligned(&self, stream: &CudaStream, bytes: u64) -> bool {
-        ptr_aligned(self, stream, bytes)
+    fn address(&self, stream: &CudaStream) -> u64 {
+        address_of(self, stream)
     }
 }
 
@@ -62,8 +62,8 @@ impl<T> SrcArg<T> for CudaView<'_, T> {
     fn push_to<'a>(&'a self, args: &mut LaunchArgs<'a>) {
         args.arg(self);
     }
-    fn aligned(&self, stream: &CudaStream, bytes: u64) -> bool {
-        ptr_aligned(self, stream, bytes)
+    fn address(&self, stream: &CudaStream) -> u64 {
+        address_of(self, stream)
     }
 }
 
@@ -71,8 +71,8 @@ impl<T> DstArg<T> for CudaSlice<T> {
     fn push_to<'a>(&'a mut self, args: &mut LaunchArgs<'a>) {
         args.arg(self);
     }
-    fn aligned(&self, stream: &CudaStream, bytes: u64) -> bool {
-        ptr_aligned(self, stream, bytes)
+    fn address(&self, stream: &CudaStream) -> u64 {
+        address_of(self, stream)
     }
 }
 
@@ -80,8 +80,8 @@ impl<T> DstArg<T> for CudaViewMut<'_, T> {
     fn push_to<'a>(&'a mut self, args: &mut LaunchArgs<'a>) {
         args.arg(self);
     }
-    fn aligned(&self, stream: &CudaStream, bytes: u64) -> bool {
-        ptr_aligned(self, stream, bytes)
+    fn address(&self, stream: &CudaStream) -> u64 {
+        address_of(self, stream)
     }
 }
 
@@ -116,16 +116,18 @@ where
         return run(only, src, dst, shape, Some(on), false);
     }
     same_context(src, dst, on)?;
+    // Asked once per call: each address is one `device_ptr` (events on a stream).
+    let at = (src.address(on), dst.address(on));
     let fit: Vec<bool> = kernels
         .iter()
-        .map(|k| why_unfit(k, src, dst, shape, on).is_none())
+        .map(|k| why_unfit(k, at, shape).is_none())
         .collect();
     let suit: Vec<bool> = kernels
         .iter()
         .map(|k| match unsuited(k.geometry(), shape) {
             None => true,
             // A skew kernel also suits a destination that starts inside a sector.
-            Some(_) => k.geometry().form == Form::Skew && !dst.aligned(on, 32),
+            Some(_) => k.geometry().form == Form::Skew && !at.1.is_multiple_of(32),
         })
         .collect();
     let bytes = shape
@@ -195,28 +197,19 @@ where
     }
 }
 
-/// Why `kernel` cannot run this call, if it cannot (nothing is formatted: the
-/// attribute's calls ask this of every kernel in their list).
-fn why_unfit<T, S, D>(
-    kernel: &KernelSource,
-    src: &S,
-    dst: &D,
-    shape: &Shape,
-    stream: &CudaStream,
-) -> Option<Unfit>
-where
-    S: SrcArg<T> + ?Sized,
-    D: DstArg<T> + ?Sized,
-{
+/// Why `kernel` cannot run this call over buffers at `(src, dst)`, if it cannot
+/// (nothing is formatted: the attribute's calls ask this of every kernel in their
+/// list).
+fn why_unfit(kernel: &KernelSource, (src, dst): (u64, u64), shape: &Shape) -> Option<Unfit> {
     let g = kernel.geometry();
     if let Some(r) = refusal(g, shape) {
         return Some(Unfit::Shape(r));
     }
     let bytes = u64::from(g.vec_bytes());
-    if g.vec > 1 && !src.aligned(stream, bytes) {
+    if g.vec > 1 && !src.is_multiple_of(bytes) {
         return Some(Unfit::Pointer { what: "src", bytes });
     }
-    if g.vec > 1 && !dst.aligned(stream, bytes) {
+    if g.vec > 1 && !dst.is_multiple_of(bytes) {
         return Some(Unfit::Pointer { what: "dst", bytes });
     }
     None
@@ -274,7 +267,8 @@ where
     same_context(src, dst, stream)?;
     let ctx = stream.context();
     if !fit_checked {
-        if let Some(why) = why_unfit(kernel, src, dst, shape, stream) {
+        let at = (src.address(stream), dst.address(stream));
+        if let Some(why) = why_unfit(kernel, at, shape) {
             return Err(Error::Unfit {
                 entry: kernel.entry().to_string(),
                 vec: g.vec,

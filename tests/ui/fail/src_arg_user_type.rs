@@ -16,8 +16,8 @@ impl DeviceSlice<f32> for Liar {
 
 impl SrcArg<f32> for Liar {
     fn push_to<'a>(&'a self, _: &mut LaunchArgs<'a>) {}
-    fn aligned(&self, _: &CudaStream, _: u64) -> bool {
-        true
+    fn address(&self, _: &CudaStream) -> u64 {
+        0
     }
 }
 
