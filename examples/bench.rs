@@ -17,7 +17,10 @@
 //! 1- to 16-byte elements, 8 to 64 MB each), times the attribute's defaults against
 //! the copy on each, and prints every case's ratio and each class's median and
 //! worst against its target. `--shapes` writes the drawn cases as JSON for
-//! `scripts/gpu/peers.py --shapes`.
+//! `scripts/gpu/peers.py --shapes`; `--alternatives` also times each kernel of the
+//! attribute's list that fits a case alone, under the case's line; `--ladder`
+//! replaces the draw with batches of growing matrices for every element size (what
+//! the planner's rule for the `small` form was measured on).
 #![allow(unsafe_code)] // cuBLAS `geam` has only a raw binding; and a 12-byte element type
 
 use bankfree::cudarc::driver::{
@@ -212,7 +215,24 @@ fn variants(e: u32, sweep: bool) -> Res<Vec<(String, TransposeSpec)>> {
             out.push((format!("bankfree pad {form}"), spec));
         }
     }
+    out.push((
+        "bankfree small".into(),
+        TransposeSpec::small(e).map_err(err)?,
+    ));
     Ok(out)
+}
+
+/// Every kernel the attribute's `swizzle` list holds, each to be timed alone.
+fn alternatives(e: u32) -> Res<Vec<(String, TransposeSpec)>> {
+    let spec = TransposeSpec::new(32, e, Strategy::Xor).map_err(err)?;
+    Ok(auto_kernels(&Kernel::build(spec).map_err(err)?)
+        .iter()
+        .map(|k| {
+            let name = k.entry_name();
+            let short = name.trim_start_matches("bankfree_transpose_").to_string();
+            (format!("alt {short}"), *k.spec())
+        })
+        .collect())
 }
 
 /// What to run: `--sweep`, the `--case` filters, and `--random N --seed S`.
@@ -221,6 +241,11 @@ struct Opts {
     only: Vec<String>,
     /// Drawn cases: the attribute's defaults only, no variants, no tuning.
     random: Option<(usize, u64)>,
+    /// With `--random`: also each kernel of the attribute's list that fits a case,
+    /// timed alone (`--alternatives`), to see what the planner chose between.
+    alternatives: bool,
+    /// With `--random`: a fixed ladder of batched shapes instead of a draw.
+    ladder: bool,
 }
 
 impl Opts {
@@ -271,7 +296,11 @@ where
     // Every implementation is checked, then all are timed interleaved with the copy.
     let mut timed = vec![("cudaMemcpy D2D".to_string(), Impl::Memcpy)];
     let every = if opts.random.is_some() {
-        Vec::new()
+        if opts.alternatives {
+            alternatives(e as u32)?
+        } else {
+            Vec::new()
+        }
     } else {
         variants(e as u32, sweep)?
     };
@@ -557,6 +586,8 @@ fn main() -> ExitCode {
             .map(|w| w[1].clone())
             .collect(),
         random,
+        alternatives: args.iter().any(|a| a == "--alternatives"),
+        ladder: args.iter().any(|a| a == "--ladder"),
     };
     let result = match opts.random {
         Some((n, seed)) => random::run(&opts, n, seed, value("--shapes")),

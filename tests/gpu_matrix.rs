@@ -91,6 +91,20 @@ fn shapes() -> Vec<(&'static str, Shape, usize)> {
             0,
         ),
         ("offset views 3000x5", Shape::new(3000, 5), 3),
+        // For the small kernels: tiny and small matrices in long batches (runs whose
+        // last vector is partly outside), and offset views that leave the vector
+        // stores unaligned (those fall back to the tile kernel).
+        ("batch 100003 of 3x3", Shape::batched(100_003, 3, 3), 0),
+        ("batch 5001 of 2x25", Shape::batched(5001, 2, 25), 0),
+        ("batch 777 of 25x2", Shape::batched(777, 25, 2), 0),
+        ("batch 131 of 63x61", Shape::batched(131, 63, 61), 0),
+        (
+            "offset views batch 999 of 5x7",
+            Shape::batched(999, 5, 7),
+            3,
+        ),
+        // Odd sides, for every element size.
+        ("1001x999", Shape::new(1001, 999), 0),
     ]
 }
 
@@ -130,11 +144,12 @@ where
             }
         }
     }
-    // The other forms: skew at tiles 32 and 64, tall and wide chunks.
+    // The other forms: skew at tiles 32 and 64, tall and wide chunks, small runs.
     for (form, tiles) in [
         (Form::Skew, &[32, 64][..]),
         (Form::Tall, &[32]),
         (Form::Wide, &[32]),
+        (Form::Small, &[32]),
     ] {
         for &tile in tiles {
             for strategy in ALL_STRATEGIES {

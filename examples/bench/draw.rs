@@ -123,6 +123,37 @@ pub fn draw(rng: &mut Rng, class: Class, n: usize) -> Vec<Case> {
         .collect()
 }
 
+/// `--ladder`: batches of matrices of growing sides for every element size, 32 MB
+/// each: the measurement the planner's rule for the `small` form was made from.
+pub fn ladder() -> Vec<Case> {
+    const SIDES: [(u64, u64); 14] = [
+        (3, 3),
+        (2, 25),
+        (25, 2),
+        (8, 8),
+        (5, 17),
+        (16, 16),
+        (12, 40),
+        (24, 57),
+        (32, 32),
+        (48, 48),
+        (63, 61),
+        (64, 64),
+        (100, 100),
+        (128, 128),
+    ];
+    ELEMS
+        .iter()
+        .flat_map(|&e| {
+            SIDES.iter().map(move |&(rows, cols)| Case {
+                class: Class::Batch,
+                elem_bytes: e,
+                shape: Shape::batched((32 << 20) / (u64::from(e) * rows * cols), rows, cols),
+            })
+        })
+        .collect()
+}
+
 /// The median and the worst of `v`.
 pub fn median_worst(v: &[f64]) -> (f64, f64) {
     let mut s = v.to_vec();

@@ -39,7 +39,14 @@ pub fn run(opts: &Opts, n: usize, seed: u64, shapes: Option<String>) -> Res<()> 
         p.device, p.compute_capability.0, p.compute_capability.1, p.nvrtc.0, p.nvrtc.1
     );
     for class in draw::CLASSES {
-        let cases = draw::draw(&mut rng, class, n);
+        let cases = if opts.ladder {
+            if class != draw::Class::Batch {
+                continue;
+            }
+            draw::ladder()
+        } else {
+            draw::draw(&mut rng, class, n)
+        };
         println!("\n{} (target >= {:.2})", class.name(), class.target());
         println!(
             "{:<28} {:>9} {:>8} {:>8}",
@@ -58,6 +65,9 @@ pub fn run(opts: &Opts, n: usize, seed: u64, shapes: Option<String>) -> Res<()> 
                 pad.unwrap_or(f64::NAN),
                 swz.unwrap_or(f64::NAN)
             );
+            for r in rows.iter().filter(|r| r.what.starts_with("alt ")) {
+                println!("    {:<40} {:>8.3}", &r.what[4..], r.ratio);
+            }
             ratios[0].extend(pad);
             ratios[1].extend(swz);
             all.push(*c);

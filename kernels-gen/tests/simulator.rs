@@ -398,3 +398,50 @@ fn both_index_builds_agree_with_the_reference() {
         }
     }
 }
+
+#[test]
+fn small_kernels_cover_every_element_once() {
+    let mut ran = 0;
+    // Every vector width, the 16-byte element and two word arrays.
+    for e in [1, 2, 4, 8, 12, 16, 36] {
+        let spec = TransposeSpec::small(e).expect("every element size has a small kernel");
+        let kernel = Kernel::build(spec).expect("builds");
+        let chunk = u64::from(spec.geometry.small_chunk());
+        for (rows, cols) in [
+            (2, 2),
+            (3, 3),
+            (2, 25),
+            (25, 2),
+            (5, 17),
+            (33, 31),
+            (64, 64),
+        ] {
+            let mat = rows * cols;
+            // One matrix, a partial chunk, and runs of a few chunks whose last vector
+            // is partly outside (totals not a multiple of the vector).
+            for batch in [1, 3, (2 * chunk + 5) / mat + 1, (3 * chunk) / mat + 2] {
+                let shape = Shape::batched(batch, rows, cols);
+                check(&kernel, &shape, None);
+                ran += 1;
+            }
+            // The tile loop striding over a small grid.
+            let shape = Shape::batched(3 * chunk / mat + 1, rows, cols);
+            check(&kernel, &shape, Some(Grid { x: 2, y: 1 }));
+        }
+        // The largest matrices it takes, and what it refuses.
+        check(&kernel, &Shape::batched(2, 128, 128), None);
+        let mut pitched = Shape::batched(2, 4, 4);
+        pitched.dst_batch_stride = 17;
+        for shape in [
+            pitched,
+            Shape::batched(4, 1, 9),
+            Shape::batched(2, 129, 128),
+        ] {
+            let n = shape.src_elems().expect("valid") as usize * e as usize;
+            let m = shape.dst_elems().expect("valid") as usize * e as usize;
+            let r = sim::run(&kernel, &shape, &vec![0; n], &mut vec![0; m], None);
+            assert!(matches!(r, Err(SimError::Unfit(_))), "{shape:?}: {r:?}");
+        }
+    }
+    assert!(ran >= 7 * 7 * 4, "only {ran} shapes");
+}

@@ -58,3 +58,15 @@ fn pad_u8_vec4() {
 fn swizzle_f32_vec2_16_rows() {
     insta::assert_snapshot!(cv(32, 4, "swizzle", 16, 2));
 }
+
+#[test]
+fn small_u8_gathered_vectors() {
+    let spec = TransposeSpec::small(1).expect("valid");
+    insta::assert_snapshot!(emit(&Kernel::build(spec).expect("builds")));
+}
+
+#[test]
+fn small_float3_word_by_word() {
+    let spec = TransposeSpec::small(12).expect("valid");
+    insta::assert_snapshot!(emit(&Kernel::build(spec).expect("builds")));
+}

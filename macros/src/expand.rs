@@ -103,6 +103,7 @@ fn variant_tokens(k: &Kernel) -> TokenStream {
         Form::Skew => "Skew",
         Form::Tall => "Tall",
         Form::Wide => "Wide",
+        Form::Small => "Small",
     });
     let strategy = match k.spec().strategy {
         Strategy::Naive => quote!(Naive),
@@ -164,6 +165,7 @@ fn with_fast(args: &Args, k: &Kernel, v: &Verdict) -> (Vec<TokenStream>, Vec<Str
             (Form::Tile, _) => {
                 " Where the shape and pointers allow its vectors, it runs:".to_string()
             }
+            (Form::Small, _) => " For batches of small matrices it runs:".to_string(),
             (form, _) => format!(" For {form} shapes it runs:"),
         };
         docs.push(what);

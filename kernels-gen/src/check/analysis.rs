@@ -400,6 +400,7 @@ fn envs(kernel: &Kernel) -> Vec<Env> {
         set(&mut env, Var::SrcBatchStride, rows * cols);
         set(&mut env, Var::DstBatchStride, (rows + dst_ld_extra) * cols);
         set(&mut env, Var::DstOff, dst_off);
+        set(&mut env, Var::Batches, 1);
         let ntiles = kernel.ntiles.eval(&env).unwrap_or(0);
         env.set(Var::Tile, ntiles / 2 + 1);
         env
@@ -417,6 +418,8 @@ fn envs(kernel: &Kernel) -> Vec<Env> {
         }
         Form::Tall => (1..=MAX_NARROW).map(|n| dense(long, n, 0, 0)).collect(),
         Form::Wide => (1..=MAX_NARROW).map(|n| dense(n, long, 0, 0)).collect(),
+        // No shared memory: one set, for the report's sake.
+        Form::Small => vec![dense(square, square, 0, 0)],
     }
 }
 

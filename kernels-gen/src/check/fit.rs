@@ -11,7 +11,7 @@
 //! ```
 
 use crate::ir::shape::Shape;
-use crate::kernel::geometry::{Form, Geometry, MAX_NARROW};
+use crate::kernel::geometry::{Form, Geometry, MAX_NARROW, SMALL_MAX_ELEMS};
 use std::fmt;
 
 /// Why a kernel does not run (or is not meant for) a call.
@@ -40,6 +40,18 @@ pub enum Refusal {
     },
     /// A skew kernel and destination rows that start on sectors already.
     Aligned { row_bytes: u64 },
+    /// A small kernel and matrices not stored densely, back to back.
+    NotDense {
+        name: &'static str,
+        value: u64,
+        want: u64,
+    },
+    /// A small kernel and matrices of one row, or of more than it takes.
+    NotSmall { rows: u64, elems: u64 },
+    /// A small kernel and matrices the tile kernels move faster.
+    TileFaster { bytes: u64 },
+    /// A skew kernel and a source narrower than its tile.
+    Narrow { cols: u64, tile: u32 },
 }
 
 impl fmt::Display for Refusal {
@@ -63,6 +75,22 @@ impl fmt::Display for Refusal {
             } => write!(
                 f,
                 "{ld_name} = {ld} is not {side} = {n}: a {form} kernel needs the {run} stored as one run; a tile kernel runs it"
+            ),
+            Refusal::NotDense { name, value, want } => write!(
+                f,
+                "{name} = {value} is not {want}: a small kernel needs dense matrices stored back to back; a tile kernel runs it"
+            ),
+            Refusal::NotSmall { rows, elems } => write!(
+                f,
+                "matrices of {rows} rows and {elems} elements: a small kernel takes 2 rows or more and at most {SMALL_MAX_ELEMS} elements; a tile kernel runs it"
+            ),
+            Refusal::TileFaster { bytes } => write!(
+                f,
+                "matrices of {bytes} bytes: a tile kernel moves matrices of {SMALL_SUITS_BYTES} bytes and more faster"
+            ),
+            Refusal::Narrow { cols, tile } => write!(
+                f,
+                "cols = {cols} is narrower than the skew tile's {tile}: a square tile wastes less of itself"
             ),
             Refusal::Aligned { row_bytes } => write!(
                 f,
@@ -95,6 +123,9 @@ pub fn vec_refusal(vec: u32, shape: &Shape) -> Option<Refusal> {
 
 /// Why a kernel of this geometry cannot run `shape`, if it cannot.
 pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
+    if g.form == Form::Small {
+        return small_refusal(shape);
+    }
     if let Some(r) = vec_refusal(g.vec, shape) {
         return Some(r);
     }
@@ -116,7 +147,7 @@ pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
         }
     };
     match form {
-        Form::Tile | Form::Skew => None,
+        Form::Tile | Form::Skew | Form::Small => None,
         Form::Tall => narrow("cols", shape.cols, "src_ld", shape.src_ld, "source rows"),
         Form::Wide => narrow(
             "rows",
@@ -128,21 +159,74 @@ pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
     }
 }
 
+/// Why a `small` kernel cannot run `shape`, if it cannot: matrices of 2 rows or
+/// more and at most [`SMALL_MAX_ELEMS`] elements, each stored densely and (with
+/// more than one) back to back, in both buffers.
+fn small_refusal(shape: &Shape) -> Option<Refusal> {
+    let elems = shape.rows.saturating_mul(shape.cols);
+    if shape.rows < 2 || elems > SMALL_MAX_ELEMS {
+        return Some(Refusal::NotSmall {
+            rows: shape.rows,
+            elems,
+        });
+    }
+    let batched = shape.batch > 1;
+    [
+        ("src_ld", shape.src_ld, shape.cols, true),
+        ("dst_ld", shape.dst_ld, shape.rows, true),
+        ("src_batch_stride", shape.src_batch_stride, elems, batched),
+        ("dst_batch_stride", shape.dst_batch_stride, elems, batched),
+    ]
+    .into_iter()
+    .find(|&(_, value, want, asked)| asked && value != want)
+    .map(|(name, value, want, _)| Refusal::NotDense { name, value, want })
+}
+
+/// Matrices below this many bytes go to the `small` kernel (see [`unsuited`]).
+pub const SMALL_SUITS_BYTES: u64 = 8 * 1024;
+
+/// The planner's rule for the `small` form (`bench --random 1 --ladder
+/// --alternatives`, H100, 32 MB batches): it beats the tile kernels on matrices
+/// below [`SMALL_SUITS_BYTES`] (f32 12 x 40: 1.01 of memcpy against 0.47; 12-byte
+/// 16 x 16: 0.85 against 0.73; 16-byte 8 x 8: 0.95 against 0.56) and loses above
+/// it (f32 32 x 32: 0.91 against 0.995; 8-byte 24 x 57: 0.99 against 1.09;
+/// 2-byte 64 x 64: 0.84 against 0.97), except for 1-byte elements whose sides are
+/// not multiples of 4, which no vector tile kernel runs (63 x 61: 0.61 against
+/// 0.51), up to the largest matrices it takes.
+fn small_unsuited(e: u64, shape: &Shape) -> Option<Refusal> {
+    let bytes = shape.rows * shape.cols * e; // `refusal` bounded rows * cols
+    let unaligned_bytes = e == 1 && !(shape.rows.is_multiple_of(4) && shape.cols.is_multiple_of(4));
+    (bytes >= SMALL_SUITS_BYTES && !unaligned_bytes).then_some(Refusal::TileFaster { bytes })
+}
+
 /// Why `shape` is not what this form is for, if it is not (the runtime's
 /// `transpose_first` skips kernels whose form does not suit a call): `skew`
 /// suits destinations whose rows (or matrices) do not start on 32-byte sectors,
-/// the narrow forms the shapes they fit, `tile` every shape.
+/// the narrow forms the shapes they fit, `small` batches of matrices below
+/// [`SMALL_SUITS_BYTES`] (and of unaligned 1-byte ones), `tile` every shape.
 pub fn unsuited(g: &Geometry, shape: &Shape) -> Option<Refusal> {
     if let Some(r) = refusal(g, shape) {
         return Some(r);
     }
     let e = u64::from(g.elem_bytes);
+    if g.form == Form::Small {
+        return small_unsuited(e, shape);
+    }
     // `n * e` modulo 32 without the product, which may not fit 64 bits.
     let aligned = |n: u64| ((n % 32) * e).is_multiple_of(32);
     let skew_not_needed = g.form == Form::Skew
         && aligned(shape.dst_ld)
         && (shape.batch <= 1 || aligned(shape.dst_batch_stride));
-    skew_not_needed.then_some(Refusal::Aligned {
-        row_bytes: shape.dst_ld.saturating_mul(e),
+    if skew_not_needed {
+        return Some(Refusal::Aligned {
+            row_bytes: shape.dst_ld.saturating_mul(e),
+        });
+    }
+    // A skew tile narrower than its tile leaves most of it idle: on 774979 x 31
+    // 2-byte elements the 64-wide skew tile ran at 0.54 of memcpy, the 32-wide
+    // square tile at 0.66 (H100, `bench --random 8 --seed 1 --alternatives`).
+    (g.form == Form::Skew && shape.cols < u64::from(g.tile)).then_some(Refusal::Narrow {
+        cols: shape.cols,
+        tile: g.tile,
     })
 }

@@ -66,7 +66,7 @@ fn exact(s: Span) -> Result<(i128, i128), Wide> {
 }
 
 /// Ranges of the variables over one call.
-struct Ranges([(i128, i128); 14]);
+struct Ranges([(i128, i128); 15]);
 
 impl Ranges {
     fn of(&self, v: Var) -> Span {
@@ -216,6 +216,7 @@ fn checks(g: &Geometry) -> Checks {
         walked.extend(mv.lets.iter().cloned());
         walked.extend([mv.from.index.clone(), mv.to.index.clone()]);
         compared.extend(mv.guard.0.iter().cloned());
+        compared.extend(mv.pack.iter().flat_map(|g| g.0.iter().cloned()));
     }
     Checks {
         ntiles: k.ntiles.clone(),
@@ -276,7 +277,7 @@ fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
         return Err(Wide);
     }
     let p = |x: u64| (i128::from(x), i128::from(x));
-    let mut vals = [(0, 0); 14];
+    let mut vals = [(0, 0); 15];
     for (v, range) in Var::ALL.iter().zip(vals.iter_mut()) {
         *range = match v {
             Var::Lane => (0, 31),
@@ -286,6 +287,7 @@ fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
             Var::K => (0, i128::from(c.words) - 1),
             Var::Tile => (0, last_t),
             Var::Batch => (0, last_b),
+            Var::Batches => p(shape.batch),
             Var::Rows => p(shape.rows),
             Var::Cols => p(shape.cols),
             Var::SrcLd => p(shape.src_ld),
@@ -375,7 +377,7 @@ mod tests {
         s.src_batch_stride = 1 << 32;
         assert!(!proven(&g(Form::Tile, 4, 1), &s));
         // Wraps in `+ - *` are harmless; a wrapped value divided or compared is not.
-        let mut vals = [(0, 0); 14];
+        let mut vals = [(0, 0); 15];
         vals[Var::Rows.slot()] = (1, 1 << 33);
         let r = Ranges(vals);
         let rows = || Expr::var(Var::Rows);

@@ -63,6 +63,8 @@ pub enum SimError {
     Unfit(Refusal),
     #[error("a grid of {0:?} blocks is empty")]
     EmptyGrid(Grid),
+    #[error("a vector store of {n} units at dst[{index}] is not {n}-unit aligned and contiguous (a generator bug)")]
+    Misaligned { index: i64, n: u32 },
 }
 
 /// What a simulated run did.
@@ -182,6 +184,7 @@ pub fn run_as(
     let mut env = Env::default();
     env.set(Var::Rows, shape.rows as i64);
     env.set(Var::Cols, shape.cols as i64);
+    env.set(Var::Batches, shape.batch as i64);
     env.set(Var::SrcLd, shape.src_ld as i64);
     env.set(Var::DstLd, shape.dst_ld as i64);
     env.set(Var::SrcBatchStride, shape.src_batch_stride as i64);
@@ -198,7 +201,9 @@ pub fn run_as(
         for bx in 0..grid.x {
             stats.blocks += 1;
             m.block = (bx, by);
-            for b in (by..shape.batch).step_by(grid.y as usize) {
+            // A kernel that folds the batch into its tiles has no batch loop.
+            let batches = if g.folds_batch() { 1 } else { shape.batch };
+            for b in (by..batches).step_by(grid.y as usize) {
                 env.set(Var::Batch, b as i64);
                 for t in (bx..).step_by(grid.x as usize) {
                     env.set(Var::Tile, t as i64);
@@ -218,6 +223,7 @@ pub fn run_as(
                         // What stays fixed for the tile is evaluated once.
                         let bound = Bound {
                             guard: GuardTape::per_thread(&mv.guard, &env),
+                            full: mv.pack.as_ref().map(|p| GuardTape::per_thread(p, &env)),
                             from: Tape::per_thread(&mv.from.index, &env),
                             to: Tape::per_thread(&mv.to.index, &env),
                         };
@@ -227,7 +233,10 @@ pub fn run_as(
                                 env.set(Var::Ty, i64::from(ty));
                                 for j in 0..mv.iters {
                                     env.set(Var::J, i64::from(j));
-                                    if bound.guard.eval(&env)? {
+                                    if let Some(full) = &bound.full {
+                                        stats.unit_writes +=
+                                            m.step_packed(kernel, mv, &bound, full, &mut env)?;
+                                    } else if bound.guard.eval(&env)? {
                                         stats.unit_writes +=
                                             m.step(kernel, mv, &bound, &mut env)?;
                                     }
@@ -246,6 +255,8 @@ pub fn run_as(
 /// A move's guard and indices with the tile's fixed variables bound, flattened.
 struct Bound {
     guard: GuardTape,
+    /// A packed move's whole-vector guard.
+    full: Option<GuardTape>,
     from: Tape,
     to: Tape,
 }
@@ -266,6 +277,60 @@ struct Memory<'a> {
 }
 
 impl Memory<'_> {
+    /// One thread's step of a packed move: its `words` units gathered and stored
+    /// as one vector (which must be aligned and contiguous) where `full` holds,
+    /// else unit by unit where the move's guard holds for that unit.
+    fn step_packed(
+        &mut self,
+        kernel: &Kernel,
+        mv: &Move,
+        bound: &Bound,
+        full: &GuardTape,
+        env: &mut Env,
+    ) -> Result<u64, SimError> {
+        let n = kernel.words;
+        if full.eval(env)? {
+            env.set(Var::K, 0);
+            let first = bound.to.eval(env)?;
+            for k in 0..n {
+                env.set(Var::K, i64::from(k));
+                if bound.to.eval(env)? != first + i64::from(k) || first % i64::from(n) != 0 {
+                    return Err(SimError::Misaligned { index: first, n });
+                }
+            }
+            return self.step(kernel, mv, bound, env);
+        }
+        let mut written = 0;
+        for k in 0..n {
+            env.set(Var::K, i64::from(k));
+            if bound.guard.eval(env)? {
+                written += self.unit(mv, bound, env)?;
+            }
+        }
+        Ok(written)
+    }
+
+    /// Copies the one unit of `mv` that `env` names (`Var::K` set) from source to
+    /// destination; returns the destination units written (1).
+    fn unit(&mut self, mv: &Move, bound: &Bound, env: &mut Env) -> Result<u64, SimError> {
+        let unit = self.unit;
+        let from = bound.from.eval(env)?;
+        let to = bound.to.eval(env)?;
+        if mv.from.mem != Mem::Src || mv.to.mem != Mem::Dst {
+            return Err(SimError::OutOfBounds {
+                mem: "packed move (global to global only)",
+                index: from,
+                len: 0,
+            });
+        }
+        let value = self.src.read(from)?.to_vec();
+        let r = unit_range("dst", to, unit, self.dst.len())?;
+        let w = &mut self.writes[r.start / unit];
+        *w = w.saturating_add(1);
+        self.dst[r].copy_from_slice(&value);
+        Ok(1)
+    }
+
     /// One thread's step of `mv` (its `words` units, transposed in registers where
     /// the move says so); returns the destination units written.
     fn step(
@@ -356,10 +421,14 @@ pub fn transpose_block(regs: &[[u8; 16]], elem: usize) -> Vec<[u8; 16]> {
 /// Every destination element written exactly once, nothing else written.
 fn check_writes(kernel: &Kernel, shape: &Shape, writes: &[u8], total: u64) -> Result<(), SimError> {
     // Units per element (word arrays), or elements per unit (vectors of a block).
-    let (words, vec) = if kernel.spec.geometry.vec > 1 {
-        (1, u64::from(kernel.spec.geometry.vec))
+    let (unit, elem) = (
+        u64::from(kernel.unit.bytes()),
+        u64::from(kernel.spec.geometry.elem_bytes),
+    );
+    let (words, vec) = if unit > elem {
+        (1, unit / elem)
     } else {
-        (u64::from(kernel.words), 1)
+        (elem / unit, 1)
     };
     let mut inside = 0u64;
     for b in 0..shape.batch {

@@ -36,6 +36,9 @@ pub enum Var {
     Tile,
     /// Batch index (grid-stride loop over `blockIdx.y`).
     Batch,
+    /// Kernel parameter: number of matrices (a `small` kernel folds them into its
+    /// tile loop).
+    Batches,
     /// Kernel parameter: number of source rows.
     Rows,
     /// Kernel parameter: number of source columns.
@@ -55,7 +58,7 @@ pub enum Var {
 
 impl Var {
     /// Every variable, in [`Env`] slot order.
-    pub const ALL: [Var; 14] = [
+    pub const ALL: [Var; 15] = [
         Var::Lane,
         Var::Tx,
         Var::Ty,
@@ -63,6 +66,7 @@ impl Var {
         Var::K,
         Var::Tile,
         Var::Batch,
+        Var::Batches,
         Var::Rows,
         Var::Cols,
         Var::SrcLd,
@@ -86,6 +90,7 @@ impl Var {
             Var::K => "k",
             Var::Tile => "t",
             Var::Batch => "b",
+            Var::Batches => "batch",
             Var::Rows => "rows",
             Var::Cols => "cols",
             Var::SrcLd => "src_ld",
@@ -104,7 +109,7 @@ impl Var {
 /// Values of the variables for one evaluation.
 #[derive(Clone, Debug, Default)]
 pub struct Env {
-    vals: [i64; 14],
+    vals: [i64; 15],
     /// Evaluate as the kernel's 32-bit build computes (`bf_index` is `unsigned`):
     /// `+ - * <<` wrap modulo 2^32, every value is an unsigned 32-bit one.
     pub index32: bool,

@@ -15,6 +15,14 @@
 //! * [`Form::Wide`]: sources of at most 32 rows whose destination is one run
 //!   (`dst_ld == rows`): the mirror image.
 //!
+//! * [`Form::Small`]: batches of small matrices stored densely (`src_ld == cols`,
+//!   `dst_ld == rows`, matrices back to back): the batch is one flat run on both
+//!   sides. A block moves a run of [`Geometry::small_chunk`] destination elements
+//!   that crosses matrices freely; each thread gathers `vec` consecutive destination
+//!   elements from the source (reads that stay within a few cache lines while the
+//!   matrices are small) and stores them as one 16-byte vector. No shared memory,
+//!   so nothing to conflict, and no thread idles however small the matrices are.
+//!
 //! The narrow forms keep a chunk of source rows (columns) flat in shared memory,
 //! viewed as rows of `tile` units for the layout (padding or swizzle), and size the
 //! chunk at run time from the narrow side so every block moves about 16 KB.
@@ -39,16 +47,28 @@ pub enum Form {
     Skew,
     Tall,
     Wide,
+    Small,
 }
 
 /// Every form.
-pub const FORMS: [Form; 4] = [Form::Tile, Form::Skew, Form::Tall, Form::Wide];
+pub const FORMS: [Form; 5] = [Form::Tile, Form::Skew, Form::Tall, Form::Wide, Form::Small];
 
 /// The widest narrow side a tall or wide kernel takes.
 pub const MAX_NARROW: u64 = 32;
 
 /// Bytes of source a narrow kernel's block moves per chunk (at least 1024 elements).
 pub const CHUNK_BYTES: u32 = 16 * 1024;
+
+/// Most elements per matrix a `small` kernel takes: it divides positions below
+/// `SMALL_MAX_ELEMS + chunk` by the matrix size with 32-bit magic multipliers,
+/// exact while their product stays below 2^32 (a test checks every form's bound).
+pub const SMALL_MAX_ELEMS: u64 = 1 << 14;
+
+/// Bytes a `small` kernel's thread stores per step: one 16-byte vector.
+pub const SMALL_VEC_BYTES: u32 = 16;
+
+/// Steps of a `small` kernel's `j` loop (vectors per thread per chunk).
+pub const SMALL_ITERS: u32 = 4;
 
 /// Tile sides accepted.
 pub const TILES: [u32; 4] = [8, 16, 32, 64];
@@ -70,6 +90,7 @@ impl fmt::Display for Form {
             Form::Skew => "skew",
             Form::Tall => "tall",
             Form::Wide => "wide",
+            Form::Small => "small",
         })
     }
 }
@@ -142,6 +163,16 @@ pub fn allowed_vecs(elem_bytes: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The `vec` of a `small` kernel: the elements of one 16-byte vector, or 1 for the
+/// element sizes that do not divide 16 (word arrays, stored word by word).
+pub fn small_vec(elem_bytes: u32) -> u32 {
+    if matches!(elem_bytes, 1 | 2 | 4 | 8 | 16) {
+        SMALL_VEC_BYTES / elem_bytes
+    } else {
+        1
+    }
+}
+
 /// The default thread rows: 8, or the tile if smaller.
 pub fn default_block_rows(tile: u32) -> u32 {
     tile.min(8)
@@ -171,10 +202,18 @@ pub struct Geometry {
     /// and stores `vec` vectors: the tile is then `tile * vec` elements square and
     /// shared memory holds it as `vec` planes of vectors. Such a kernel needs rows,
     /// cols, pitches and batch strides divisible by `vec`, and aligned pointers.
+    /// A `small` kernel's thread instead gathers `vec` consecutive destination
+    /// elements and stores them as one vector ([`small_vec`]).
     pub vec: u32,
 }
 
 impl Geometry {
+    /// Whether the kernel folds the batch into its tile loop (`small`): its grid
+    /// is one block high and it has no batch loop.
+    pub fn folds_batch(&self) -> bool {
+        self.form == Form::Small
+    }
+
     /// Threads per block.
     pub fn threads(&self) -> u32 {
         self.tile * self.block_rows
@@ -203,6 +242,9 @@ impl Geometry {
     /// The unit one access moves, and how many units make one step of a thread (the
     /// words of a word-array element, or the `vec` rows of a block).
     pub fn unit(&self) -> (Unit, u32) {
+        if self.form == Form::Small && self.vec > 1 {
+            return (self.elem_unit(), self.vec);
+        }
         if self.vec > 1 {
             return unit_of(self.vec_bytes())
                 .map(|(u, _)| (u, self.vec))
@@ -221,6 +263,12 @@ impl Geometry {
     pub fn chunk_elems(&self) -> u32 {
         let want = (CHUNK_BYTES / self.elem_bytes).max(1024);
         want.div_ceil(self.threads()) * self.threads()
+    }
+
+    /// Destination elements a `small` kernel's block moves per tile: a vector per
+    /// thread and step.
+    pub fn small_chunk(&self) -> u32 {
+        self.threads() * SMALL_ITERS * self.vec
     }
 
     /// Destination elements of one skew tile's windows per destination row: `tile`
@@ -248,6 +296,9 @@ impl Geometry {
     /// Bytes of one shared-memory access (an element, a word of a word array or a
     /// vector).
     pub fn unit_bytes(&self) -> u32 {
+        if self.form == Form::Small {
+            return self.elem_unit().bytes();
+        }
         match self.elem_bytes * self.vec {
             b @ (1 | 2 | 4 | 8 | 16) => b,
             _ => 4,

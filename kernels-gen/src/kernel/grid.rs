@@ -51,11 +51,12 @@ pub fn grid(strategies: &[Strategy]) -> Vec<TransposeSpec> {
         }
     }
     // The other forms at the tiles they are used with: skew at 32 and 64, the narrow
-    // forms at 32 (32 x 8 threads), every element size they take.
+    // and small forms at 32 (32 x 8 threads), every element size they take.
     for (form, tiles) in [
         (Form::Skew, &[32, 64][..]),
         (Form::Tall, &[32]),
         (Form::Wide, &[32]),
+        (Form::Small, &[32]),
     ] {
         for &tile in tiles {
             for elem_bytes in all_elem_bytes() {

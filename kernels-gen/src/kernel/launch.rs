@@ -46,8 +46,9 @@ pub fn dynamic_shared_bytes(shared_bytes: u64) -> u32 {
 
 /// The launch of a kernel of geometry `g` with `shared_bytes` of tile over `batch`
 /// matrices of `rows x cols` (a shape the kernel fits): one block per tile (or
-/// chunk) along x and per matrix along y, up to the grid limits (the kernel's loops
-/// stride over the rest). The tile count is the kernel's own `ntiles` expression.
+/// chunk) along x and per matrix along y (one row of blocks where the kernel folds
+/// the batch into its tiles), up to the grid limits (the kernel's loops stride over
+/// the rest). The tile count is the kernel's own `ntiles` expression.
 pub fn launch(g: &Geometry, shared_bytes: u64, batch: u64, rows: u64, cols: u64) -> Launch {
     // Building a tiling allocates its expressions: once per geometry, not per launch
     // (the runtime calls this on every launch).
@@ -56,13 +57,18 @@ pub fn launch(g: &Geometry, shared_bytes: u64, batch: u64, rows: u64, cols: u64)
     let mut env = Env::default();
     env.set(Var::Rows, i64::try_from(rows).unwrap_or(i64::MAX));
     env.set(Var::Cols, i64::try_from(cols).unwrap_or(i64::MAX));
+    env.set(Var::Batches, i64::try_from(batch).unwrap_or(i64::MAX));
     let tiles = ntiles
         .eval(&env)
         .map_or(1, |n| u64::try_from(n).unwrap_or(1));
     Launch {
         grid: [
             tiles.clamp(1, MAX_GRID_X) as u32,
-            batch.clamp(1, MAX_GRID_Y) as u32,
+            if g.folds_batch() {
+                1
+            } else {
+                batch.clamp(1, MAX_GRID_Y) as u32
+            },
             1,
         ],
         block: [g.tile, g.block_rows, 1],

@@ -31,15 +31,17 @@ pub mod launch;
 pub mod layout;
 pub mod moves;
 mod narrow;
+mod small;
 pub mod spec;
 mod tile;
 pub(crate) mod tiling;
 
 use crate::ir::expr::{Expr, Less};
-use crate::kernel::geometry::{Form, Unit, MAX_NARROW};
+use crate::kernel::geometry::{Form, Unit, MAX_NARROW, SMALL_MAX_ELEMS};
 use crate::kernel::layout::{swizzle_candidates, Layout, MAX_PAD};
 use crate::kernel::moves::Move;
 use crate::kernel::narrow::narrow_moves;
+use crate::kernel::small::small_moves;
 use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::kernel::tile::tile_moves;
 use crate::kernel::tiling::tiling;
@@ -125,6 +127,7 @@ impl Kernel {
         let (tile_lets, moves) = match geometry.form {
             Form::Tall | Form::Wide => narrow_moves(&geometry, layout, &tiling, words),
             Form::Tile | Form::Skew => tile_moves(&geometry, layout, &tiling, words),
+            Form::Small => small_moves(&geometry, &tiling, words),
         };
         Kernel {
             spec,
@@ -216,7 +219,9 @@ impl Kernel {
     /// resolution, shared memory.
     pub fn describe(&self) -> String {
         let (s, g) = (&self.spec, &self.spec.geometry);
-        let vec = if g.vec > 1 {
+        let vec = if g.vec > 1 && g.form == Form::Small {
+            format!(", {} elements per thread step as one 16-byte vector", g.vec)
+        } else if g.vec > 1 {
             format!(
                 ", {v} x {v} blocks per thread step as {b}-byte vectors",
                 v = g.vec,
@@ -238,6 +243,11 @@ impl Kernel {
                 g.form,
                 g.chunk_elems(),
                 MAX_NARROW
+            ),
+            Form::Small => format!(
+                "small: runs of {} destination elements across dense batches of matrices of up to {} elements",
+                g.small_chunk(),
+                SMALL_MAX_ELEMS
             ),
         };
         format!(

@@ -51,4 +51,9 @@ pub struct Move {
     pub transpose: bool,
     /// Trips of the `j` loop (`Var::J` runs over `0..iters`).
     pub iters: u32,
+    /// A vector store (`small` kernels): where this guard holds, the `words`
+    /// units of `from` (`Var::K` over them) are loaded and stored to `to` as one
+    /// vector (`to` is then unit `k` of it, the first one vector-aligned); where it
+    /// does not, unit by unit where `guard`, which may depend on `Var::K`, holds.
+    pub pack: Option<Guard>,
 }

@@ -112,6 +112,7 @@ pub(crate) fn narrow_moves(
         },
         transpose: false,
         iters,
+        pack: None,
     };
     let strided_move = |to_shared: bool| Move {
         lets: vec![f.clone(), o.clone(), p.clone()],
@@ -128,6 +129,7 @@ pub(crate) fn narrow_moves(
         },
         transpose: false,
         iters,
+        pack: None,
     };
     let moves = if g.form == Form::Tall {
         vec![flat_move(true), strided_move(false)]

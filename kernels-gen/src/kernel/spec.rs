@@ -10,8 +10,8 @@
 //! ```
 
 use crate::kernel::geometry::{
-    allowed_block_rows, allowed_vecs, default_block_rows, unit_of, Form, Geometry, ELEM_SIZES,
-    FORMS, TILES, VECS,
+    allowed_block_rows, allowed_vecs, default_block_rows, small_vec, unit_of, Form, Geometry,
+    ELEM_SIZES, FORMS, TILES, VECS,
 };
 use crate::kernel::layout::MAX_PAD;
 use serde::Serialize;
@@ -80,7 +80,7 @@ impl FromStr for Form {
             .find(|f| f.to_string() == s.trim())
             .ok_or_else(|| SpecError::Form {
                 value: s.into(),
-                why: "expected tile, skew, tall or wide".into(),
+                why: "expected tile, skew, tall, wide or small".into(),
             })
     }
 }
@@ -165,9 +165,21 @@ impl TransposeSpec {
         Ok(spec)
     }
 
-    /// The same spec in another [`Form`], validated.
+    /// The `small` kernel for `elem_bytes` (32 x 8 threads, `naive`, one 16-byte
+    /// vector per step where the element divides 16), validated.
+    pub fn small(elem_bytes: u32) -> Result<Self, SpecError> {
+        TransposeSpec::new(32, elem_bytes, Strategy::Naive)?.with_form(Form::Small)
+    }
+
+    /// The same spec in another [`Form`], validated. A `small` kernel's `vec` is
+    /// its element size's ([`small_vec`]): a spec with `vec = 1` gets it.
     pub fn with_form(self, form: Form) -> Result<Self, SpecError> {
-        self.with(|g| g.form = form)
+        self.with(|g| {
+            if form == Form::Small && g.vec == 1 {
+                g.vec = small_vec(g.elem_bytes);
+            }
+            g.form = form;
+        })
     }
 
     /// The same spec moving `vec x vec` blocks of elements per thread, validated.
@@ -206,6 +218,9 @@ impl TransposeSpec {
                 value: g.elem_bytes,
             });
         }
+        if g.form == Form::Small {
+            return self.validate_small();
+        }
         if g.vec != 1 {
             let bad = |why: &str| SpecError::Vec {
                 value: g.vec,
@@ -243,6 +258,30 @@ impl TransposeSpec {
             check_pad(n)?;
         }
         self.validate_form()
+    }
+
+    /// A `small` kernel gathers without shared memory (`naive`) and stores one
+    /// 16-byte vector per step ([`small_vec`]).
+    fn validate_small(&self) -> Result<(), SpecError> {
+        let g = &self.geometry;
+        if self.strategy != Strategy::Naive {
+            return Err(SpecError::Form {
+                value: g.form.to_string(),
+                why: format!(
+                    "a small kernel gathers straight from the source, with no shared tile to {}; use strategy = naive",
+                    if matches!(self.strategy, Strategy::Xor | Strategy::Rotate) { "swizzle" } else { "pad" }
+                ),
+            });
+        }
+        let want = small_vec(g.elem_bytes);
+        if g.vec != want {
+            return Err(SpecError::Vec {
+                value: g.vec,
+                elem_bytes: g.elem_bytes,
+                why: format!("a small kernel stores one 16-byte vector per step where the element divides 16, else one element; use vec = {want}"),
+            });
+        }
+        Ok(())
     }
 
     fn validate_form(&self) -> Result<(), SpecError> {

@@ -98,6 +98,7 @@ pub(crate) fn tile_moves(
             to: shared(tile_row.clone(), col.clone()),
             transpose: false,
             iters: g.shared_rows().div_ceil(g.block_rows),
+            pack: None,
         };
         let write = Move {
             lets: vec![out_row.clone(), shift.clone(), out_s.clone()],
@@ -110,6 +111,7 @@ pub(crate) fn tile_moves(
             to: dst_at(out_row, out_s - (s - 1)),
             transpose: false,
             iters: iters * depth,
+            pack: None,
         };
         return (tile_lets, vec![read, write]);
     }
@@ -131,6 +133,7 @@ pub(crate) fn tile_moves(
             to: dst_at(col_g, row_g),
             transpose: false,
             iters,
+            pack: None,
         }],
         _ => vec![
             Move {
@@ -140,6 +143,7 @@ pub(crate) fn tile_moves(
                 to: shared(tile_row.clone(), col.clone()),
                 transpose: false,
                 iters,
+                pack: None,
             },
             Move {
                 lets: vec![out_row.clone(), out_col.clone()],
@@ -148,6 +152,7 @@ pub(crate) fn tile_moves(
                 to: dst_at(out_row, out_col),
                 transpose: g.vec > 1,
                 iters,
+                pack: None,
             },
         ],
     };

@@ -29,6 +29,11 @@ pub(crate) struct Tiling {
     /// below 2^13, so they are exact).
     pub chunk_m: Expr,
     pub period_m: Expr,
+    /// Small form: elements per matrix and the multipliers that divide by it and
+    /// by `rows` (exact: [`crate::kernel::geometry::SMALL_MAX_ELEMS`]).
+    pub mat: Expr,
+    pub mat_m: Expr,
+    pub rows_m: Expr,
 }
 
 /// The named values and tile count of a kernel of geometry `g`.
@@ -75,6 +80,35 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
                 period: Expr::Lit(0),
                 chunk_m: Expr::Lit(0),
                 period_m: Expr::Lit(0),
+                mat: Expr::Lit(0),
+                mat_m: Expr::Lit(0),
+                rows_m: Expr::Lit(0),
+            }
+        }
+        Form::Small => {
+            // The batch is one flat run of `batch * mat` elements on both sides,
+            // cut into chunks of `small_chunk` destination elements.
+            let chunk = i64::from(g.small_chunk());
+            let mat = Expr::small("mat", v(Var::Rows) * v(Var::Cols));
+            let total = v(Var::Batches) * mat.clone();
+            let ntiles = Expr::named("ntiles", (total.clone() + (chunk - 1)) / chunk);
+            let mat_m = Expr::magic("mat_m", mat.clone());
+            let rows_m = Expr::magic("rows_m", v(Var::Rows));
+            Tiling {
+                lets: vec![mat.clone(), mat_m.clone(), rows_m.clone()],
+                more: Less(v(Var::Tile) * chunk, total),
+                ntiles,
+                rows: v(Var::Rows),
+                cols: v(Var::Cols),
+                tiles_x: Expr::Lit(0),
+                narrow: Expr::Lit(0),
+                chunk: Expr::Lit(chunk),
+                period: Expr::Lit(0),
+                chunk_m: Expr::Lit(0),
+                period_m: Expr::Lit(0),
+                mat,
+                mat_m,
+                rows_m,
             }
         }
         Form::Tall | Form::Wide => {
@@ -121,6 +155,9 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
                 tiles_x: Expr::Lit(0),
                 narrow,
                 chunk,
+                mat: Expr::Lit(0),
+                mat_m: Expr::Lit(0),
+                rows_m: Expr::Lit(0),
             }
         }
     }
@@ -130,6 +167,7 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
 mod tests {
     use super::*;
     use crate::ir::expr::Env;
+    use crate::kernel::geometry::SMALL_MAX_ELEMS;
     use crate::kernel::grid::{grid, ALL_STRATEGIES};
 
     /// The narrow kernels divide by `chunk` and `period` with magic multipliers
@@ -160,5 +198,27 @@ mod tests {
             }
         }
         assert!(checked >= 60 * 32, "only {checked} checked");
+    }
+
+    /// A small kernel divides a position inside its tile (below the matrix size
+    /// plus the chunk, with the vector's last element) by the matrix size, and the
+    /// remainder by `rows`: for every small spec and the largest matrix it takes,
+    /// dividend times divisor stays below 2^32, where `Expr::quot` is exact.
+    #[test]
+    fn small_quotients_stay_where_magic_division_is_exact() {
+        let mut checked = 0;
+        for spec in grid(&ALL_STRATEGIES)
+            .into_iter()
+            .filter(|s| s.geometry.form == Form::Small)
+        {
+            let g = spec.geometry;
+            let largest = i64::try_from(SMALL_MAX_ELEMS).expect("small");
+            let dividend = largest + i64::from(g.small_chunk());
+            assert!(dividend * largest < 1 << 32, "{spec:?}");
+            // `rows` divides a position inside one matrix.
+            assert!(largest * largest < 1 << 32, "{spec:?}");
+            checked += 1;
+        }
+        assert!(checked >= 18, "only {checked} small specs");
     }
 }

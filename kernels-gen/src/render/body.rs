@@ -38,7 +38,10 @@ pub(crate) const UNROLL_CAP: u32 = 8;
 /// sm_80/90 with 8 copies of its 64-bit addresses live); skew kernels unroll up to 16
 /// (the read of a 32 x 71 tile is 9 rows per thread, all of them in flight).
 pub(crate) fn unroll_cap(k: &Kernel) -> u32 {
-    if matches!(k.spec.geometry.form, Form::Tall | Form::Wide) {
+    if k.spec.geometry.form == Form::Small {
+        // Every gathered load of the chunk in flight: 4 steps of one vector.
+        k.moves.iter().map(|m| m.iters).max().unwrap_or(1) * k.words
+    } else if matches!(k.spec.geometry.form, Form::Tall | Form::Wide) {
         (32 * k.words / k.spec.geometry.elem_bytes).clamp(1, UNROLL_CAP)
     } else if k.spec.geometry.form == Form::Skew
         || (k.spec.geometry.vec > 1
@@ -97,7 +100,8 @@ pub(crate) const INDEX_TYPE: &str = "bf_index";
 
 /// The C type of one access of `k`.
 pub(crate) fn access_type(k: &Kernel) -> &'static str {
-    if k.spec.geometry.vec > 1 {
+    // A `small` kernel loads units and stores whole vectors through a cast.
+    if k.spec.geometry.vec > 1 && k.spec.geometry.form != Form::Small {
         VEC_TYPE
     } else {
         k.unit.c_type()
@@ -111,6 +115,9 @@ pub(crate) fn body_of(w: &mut CWriter, k: &Kernel, mv: &Move) -> fmt::Result {
     // Values per iteration: the block's rows (transpose) or the element's words.
     let n = k.words;
     let (from, to) = (mv.from.c(), mv.to.c());
+    if let Some(full) = &mv.pack {
+        return loop_packed(w, mv, &pragma(u, mv.iters), n, &full.c());
+    }
     if !stages(k, mv, u) {
         let both = |w: &mut CWriter| {
             if mv.transpose {
@@ -162,6 +169,34 @@ fn loop_of(
                 w.decl(INDEX_TYPE, l)?;
             }
             w.block(format_args!("if ({})", mv.guard.c()), inner)
+        },
+    )
+}
+
+/// A packed move's `j` loop: where `full` holds, its `n` units gathered into one
+/// vector and stored at once (`k = 0` names the vector's first unit); elsewhere
+/// unit by unit where its guard holds.
+fn loop_packed(w: &mut CWriter, mv: &Move, pragma: &str, n: u32, full: &str) -> fmt::Result {
+    let (from, to) = (mv.from.c(), mv.to.c());
+    writeln!(w, "{pragma}")?;
+    w.block(
+        format_args!("for (unsigned j = 0; j < {}; ++j)", mv.iters),
+        |w| {
+            for l in &mv.lets {
+                w.decl(INDEX_TYPE, l)?;
+            }
+            w.block(format_args!("if ({full})"), |w| {
+                writeln!(w, "{VEC_TYPE} v;")?;
+                per_k(w, n, &format!("v.e[k] = {from};"))?;
+                writeln!(w, "const unsigned k = 0;")?;
+                writeln!(w, "*reinterpret_cast<{VEC_TYPE}*>(&{to}) = v;")
+            })?;
+            w.block(format_args!("else"), |w| {
+                writeln!(w, "#pragma unroll")?;
+                w.block(format_args!("for (unsigned k = 0; k < {n}; ++k)"), |w| {
+                    writeln!(w, "if ({}) {to} = {from};", mv.guard.c())
+                })
+            })
         },
     )
 }

@@ -89,10 +89,12 @@ pub const SKEW_TILE: u32 = 64;
 
 /// The kernels for shape classes the square tiles serve badly, for `spec`'s element
 /// size and strategy (`pad` and `swizzle(xor)`, like [`fast_variant`]), built and
-/// proven conflict-free: tall (at most 32 columns), wide (at most 32 rows), then
-/// skew (destination rows that do not start on 32-byte sectors). All three pad,
-/// whatever the strategy: a flat chunk has no rows to swizzle, and the padded skew
-/// tile was measured faster than the swizzled one.
+/// proven conflict-free: small (dense batches of matrices below 8 KB, gathered
+/// without shared memory, `naive` whatever the strategy), tall (at most 32
+/// columns), wide (at most 32 rows), then skew (destination rows that do not start
+/// on 32-byte sectors). The last three pad, whatever the strategy: a flat chunk
+/// has no rows to swizzle, and the padded skew tile was measured faster than the
+/// swizzled one.
 /// Each is listed before the square-tile kernels; the runtime runs one only on the
 /// shapes it suits.
 pub fn shape_kernels(spec: &TransposeSpec) -> Vec<Kernel> {
@@ -122,6 +124,7 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
             .and_then(|s| s.with_form(Form::Skew))
     });
     [
+        TransposeSpec::small(spec.geometry.elem_bytes).ok(),
         narrow(Form::Tall).ok(),
         narrow(Form::Wide).ok(),
         skew.and_then(Result::ok),
