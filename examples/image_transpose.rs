@@ -2,7 +2,8 @@
 //! transpose it on the GPU, write the result, and check it against a CPU transpose.
 //! With no argument (or an empty IN) it makes a 1920 x 1080 RGB test image.
 //!
-//! `cargo run --release --example image_transpose [-- IN.png [OUT.png]]`
+//! `cargo run --release --features images --example image_transpose [-- IN.png [OUT.png]]`
+//! (the feature adds the PNG and JPEG decoders).
 //!
 //! Grayscale moves as 1-byte elements and RGBA as 4-byte ones. RGB (3 bytes, not an
 //! element size bankfree supports) is widened to RGBA for the GPU and narrowed back.

@@ -159,7 +159,16 @@ fn skew_tiles_cover_every_element_once() {
         let Ok(kernel) = Kernel::build(spec) else {
             continue;
         };
-        for off in 0..u64::from(spec.geometry.sector_elems()) {
+        // Every residue of the destination's address for the padded kernel the
+        // attribute lists; the first and last for the other strategies (their
+        // shift arithmetic is the same expression).
+        let sector = u64::from(spec.geometry.sector_elems());
+        let offsets: Vec<u64> = if spec.strategy == Strategy::Pad(None) {
+            (0..sector).collect()
+        } else {
+            vec![0, sector - 1]
+        };
+        for off in offsets {
             for shape in &shapes {
                 check_at(&kernel, shape, None, off);
             }
@@ -178,10 +187,13 @@ fn skew_tiles_cover_every_element_once() {
 fn narrow_chunks_cover_every_element_once() {
     let strategies = [Strategy::None, Strategy::Pad(None), Strategy::Pad(Some(3))];
     let mut ran = 0;
-    for spec in grid(&strategies)
-        .into_iter()
-        .filter(|s| matches!(s.geometry.form, Form::Tall | Form::Wide))
-    {
+    // Every element size with the padding the attribute's search picks; other
+    // paddings (the same expressions with another literal) for a scalar and a
+    // word-array size.
+    for spec in grid(&strategies).into_iter().filter(|s| {
+        matches!(s.geometry.form, Form::Tall | Form::Wide)
+            && (s.strategy == Strategy::Pad(None) || matches!(s.geometry.elem_bytes, 4 | 12))
+    }) {
         let Ok(kernel) = Kernel::build(spec) else {
             continue;
         };
@@ -233,7 +245,7 @@ fn narrow_chunks_cover_every_element_once() {
         }
         ran += 1;
     }
-    assert!(ran >= 60, "only {ran} narrow specs ran");
+    assert!(ran >= 30, "only {ran} narrow specs ran");
 }
 
 #[test]

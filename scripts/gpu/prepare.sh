@@ -7,7 +7,7 @@ rm -rf .gpu && mkdir -p .gpu/bin
 cargo build --release -p bankfree-gen
 cp target/release/bankfree-gen .gpu/
 .gpu/bankfree-gen grid --out .gpu/kernels
-cargo build --release --examples
+cargo build --release --examples --features images
 cp target/release/examples/{transpose,runtime_overhead,bench,strategies,image_transpose} .gpu/bin/
 # The release test binaries whose #[ignore = "needs a CUDA GPU"] tests run there.
 { cargo test --release -p bankfree-runtime --test gpu --no-run --message-format=json

@@ -108,7 +108,8 @@ struct SpecArgs {
     #[arg(long, default_value_t = 1)]
     vec: u32,
     /// What a block moves: tile, skew (tiles whose writes start on 32-byte
-    /// sectors), tall (at most 32 columns) or wide (at most 32 rows).
+    /// sectors), tall (at most 32 columns), wide (at most 32 rows) or small (dense
+    /// batches of small matrices as one run; `--strategy naive`).
     #[arg(long, default_value = "tile")]
     form: String,
 }
