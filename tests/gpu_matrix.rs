@@ -103,6 +103,17 @@ fn shapes() -> Vec<(&'static str, Shape, usize)> {
             Shape::batched(999, 5, 7),
             3,
         ),
+        // For the strip kernels: a few rows, one of them pitched, an offset view.
+        ("2x1000003", Shape::new(2, 1_000_003), 0),
+        (
+            "pitched src 13x5000",
+            Shape {
+                src_ld: 5003,
+                ..Shape::new(13, 5000)
+            },
+            0,
+        ),
+        ("offset views 5x3001", Shape::new(5, 3001), 3),
         // Odd sides, for every element size.
         ("1001x999", Shape::new(1001, 999), 0),
     ]
@@ -150,6 +161,7 @@ where
         (Form::Tall, &[32]),
         (Form::Wide, &[32]),
         (Form::Small, &[32]),
+        (Form::Strip, &[32]),
     ] {
         for &tile in tiles {
             for strategy in ALL_STRATEGIES {

@@ -457,3 +457,40 @@ fn small_kernels_cover_every_element_once() {
     }
     assert!(ran >= 7 * 7 * 4, "only {ran} shapes");
 }
+
+#[test]
+fn strip_kernels_cover_every_element_once() {
+    let mut ran = 0;
+    for e in [1, 2, 4, 8, 12, 16, 36] {
+        let spec = TransposeSpec::strip(e).expect("every element size has a strip kernel");
+        let kernel = Kernel::build(spec).expect("builds");
+        let chunk = u64::from(spec.geometry.small_chunk());
+        for rows in [2, 3, 8, 13, 32] {
+            // A partial chunk, and a few chunks whose last vector is partly outside.
+            for cols in [1, 7, 3 * chunk / rows + 5] {
+                check(&kernel, &Shape::new(rows, cols), None);
+                // A pitched source.
+                let pitched = Shape {
+                    src_ld: cols + 3,
+                    ..Shape::new(rows, cols)
+                };
+                check(&kernel, &pitched, Some(Grid { x: 2, y: 1 }));
+                ran += 1;
+            }
+        }
+        let mut pitched_dst = Shape::new(4, 100);
+        pitched_dst.dst_ld = 5;
+        for shape in [
+            Shape::batched(2, 4, 100),
+            Shape::new(33, 100),
+            Shape::new(1, 100),
+            pitched_dst,
+        ] {
+            let n = shape.src_elems().expect("valid") as usize * e as usize;
+            let m = shape.dst_elems().expect("valid") as usize * e as usize;
+            let r = sim::run(&kernel, &shape, &vec![0; n], &mut vec![0; m], None);
+            assert!(matches!(r, Err(SimError::Unfit(_))), "{shape:?}: {r:?}");
+        }
+    }
+    assert!(ran >= 7 * 5 * 3, "only {ran} shapes");
+}

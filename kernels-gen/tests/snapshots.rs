@@ -66,6 +66,12 @@ fn small_u8_gathered_vectors() {
 }
 
 #[test]
+fn strip_f16_gathered_vectors() {
+    let spec = TransposeSpec::strip(2).expect("valid");
+    insta::assert_snapshot!(emit(&Kernel::build(spec).expect("builds")));
+}
+
+#[test]
 fn small_float3_word_by_word() {
     let spec = TransposeSpec::small(12).expect("valid");
     insta::assert_snapshot!(emit(&Kernel::build(spec).expect("builds")));

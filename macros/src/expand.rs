@@ -104,6 +104,7 @@ fn variant_tokens(k: &Kernel) -> TokenStream {
         Form::Tall => "Tall",
         Form::Wide => "Wide",
         Form::Small => "Small",
+        Form::Strip => "Strip",
     });
     let strategy = match k.spec().strategy {
         Strategy::Naive => quote!(Naive),
@@ -166,6 +167,7 @@ fn with_fast(args: &Args, k: &Kernel, v: &Verdict) -> (Vec<TokenStream>, Vec<Str
                 " Where the shape and pointers allow its vectors, it runs:".to_string()
             }
             (Form::Small, _) => " For batches of small matrices it runs:".to_string(),
+            (Form::Strip, _) => " For matrices of a few rows it runs:".to_string(),
             (form, _) => format!(" For {form} shapes it runs:"),
         };
         docs.push(what);

@@ -206,8 +206,8 @@ fn why_unfit(kernel: &KernelSource, (src, dst): (u64, u64), shape: &Shape) -> Op
         return Some(Unfit::Shape(r));
     }
     let bytes = u64::from(g.vec_bytes());
-    // A small kernel loads single elements and stores vectors.
-    if g.vec > 1 && g.form != Form::Small && !src.is_multiple_of(bytes) {
+    // A small or strip kernel loads single elements and stores vectors.
+    if g.vec > 1 && !g.gathers() && !src.is_multiple_of(bytes) {
         return Some(Unfit::Pointer { what: "src", bytes });
     }
     if g.vec > 1 && !dst.is_multiple_of(bytes) {

@@ -419,7 +419,7 @@ fn envs(kernel: &Kernel) -> Vec<Env> {
         Form::Tall => (1..=MAX_NARROW).map(|n| dense(long, n, 0, 0)).collect(),
         Form::Wide => (1..=MAX_NARROW).map(|n| dense(n, long, 0, 0)).collect(),
         // No shared memory: one set, for the report's sake.
-        Form::Small => vec![dense(square, square, 0, 0)],
+        Form::Small | Form::Strip => vec![dense(8, square, 0, 0)],
     }
 }
 

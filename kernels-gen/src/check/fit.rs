@@ -52,6 +52,8 @@ pub enum Refusal {
     TileFaster { bytes: u64 },
     /// A skew kernel and a source narrower than its tile.
     Narrow { cols: u64, tile: u32 },
+    /// A strip kernel and more than one matrix.
+    OneMatrix { batch: u64 },
 }
 
 impl fmt::Display for Refusal {
@@ -82,11 +84,15 @@ impl fmt::Display for Refusal {
             ),
             Refusal::NotSmall { rows, elems } => write!(
                 f,
-                "matrices of {rows} rows and {elems} elements: a small kernel takes 2 rows or more and at most {SMALL_MAX_ELEMS} elements; a tile kernel runs it"
+                "matrices of {rows} rows and {elems} elements: small and strip kernels take 2 rows or more, a small one at most {SMALL_MAX_ELEMS} elements; a tile kernel runs it"
             ),
             Refusal::TileFaster { bytes } => write!(
                 f,
                 "matrices of {bytes} bytes: a tile kernel moves matrices of {SMALL_SUITS_BYTES} bytes and more faster"
+            ),
+            Refusal::OneMatrix { batch } => write!(
+                f,
+                "batch = {batch}: a strip kernel takes one matrix; a tile kernel runs it"
             ),
             Refusal::Narrow { cols, tile } => write!(
                 f,
@@ -126,10 +132,20 @@ pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
     if g.form == Form::Small {
         return small_refusal(shape);
     }
-    if let Some(r) = vec_refusal(g.vec, shape) {
+    let form = g.form;
+    if form == Form::Strip {
+        if shape.batch > 1 {
+            return Some(Refusal::OneMatrix { batch: shape.batch });
+        }
+        if shape.rows < 2 {
+            return Some(Refusal::NotSmall {
+                rows: shape.rows,
+                elems: shape.rows.saturating_mul(shape.cols),
+            });
+        }
+    } else if let Some(r) = vec_refusal(g.vec, shape) {
         return Some(r);
     }
-    let form = g.form;
     let narrow = |side, n: u64, ld_name, ld: u64, run| {
         if n > MAX_NARROW {
             Some(Refusal::TooWide { form, side, n })
@@ -149,7 +165,7 @@ pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
     match form {
         Form::Tile | Form::Skew | Form::Small => None,
         Form::Tall => narrow("cols", shape.cols, "src_ld", shape.src_ld, "source rows"),
-        Form::Wide => narrow(
+        Form::Wide | Form::Strip => narrow(
             "rows",
             shape.rows,
             "dst_ld",

@@ -22,6 +22,10 @@
 //!   elements from the source (reads that stay within a few cache lines while the
 //!   matrices are small) and stores them as one 16-byte vector. No shared memory,
 //!   so nothing to conflict, and no thread idles however small the matrices are.
+//! * [`Form::Strip`]: one matrix of at most 32 rows whose destination is one run
+//!   (`dst_ld == rows`), gathered the same way: a thread's 16-byte vector of the
+//!   destination holds a few columns of every source row, so a warp's gathered
+//!   loads of one vector element read one stretch of one source row.
 //!
 //! The narrow forms keep a chunk of source rows (columns) flat in shared memory,
 //! viewed as rows of `tile` units for the layout (padding or swizzle), and size the
@@ -48,10 +52,18 @@ pub enum Form {
     Tall,
     Wide,
     Small,
+    Strip,
 }
 
 /// Every form.
-pub const FORMS: [Form; 5] = [Form::Tile, Form::Skew, Form::Tall, Form::Wide, Form::Small];
+pub const FORMS: [Form; 6] = [
+    Form::Tile,
+    Form::Skew,
+    Form::Tall,
+    Form::Wide,
+    Form::Small,
+    Form::Strip,
+];
 
 /// The widest narrow side a tall or wide kernel takes.
 pub const MAX_NARROW: u64 = 32;
@@ -91,6 +103,7 @@ impl fmt::Display for Form {
             Form::Tall => "tall",
             Form::Wide => "wide",
             Form::Small => "small",
+            Form::Strip => "strip",
         })
     }
 }
@@ -208,10 +221,17 @@ pub struct Geometry {
 }
 
 impl Geometry {
-    /// Whether the kernel folds the batch into its tile loop (`small`): its grid
-    /// is one block high and it has no batch loop.
+    /// Whether the kernel folds the batch into its tile loop (`small`; a `strip`
+    /// kernel takes one matrix): its grid is one block high and it has no batch
+    /// loop.
     pub fn folds_batch(&self) -> bool {
-        self.form == Form::Small
+        self.gathers()
+    }
+
+    /// Whether the kernel gathers its destination vectors from the source with no
+    /// shared memory (`small` and `strip`).
+    pub fn gathers(&self) -> bool {
+        matches!(self.form, Form::Small | Form::Strip)
     }
 
     /// Threads per block.
@@ -242,7 +262,7 @@ impl Geometry {
     /// The unit one access moves, and how many units make one step of a thread (the
     /// words of a word-array element, or the `vec` rows of a block).
     pub fn unit(&self) -> (Unit, u32) {
-        if self.form == Form::Small && self.vec > 1 {
+        if self.gathers() && self.vec > 1 {
             return (self.elem_unit(), self.vec);
         }
         if self.vec > 1 {
@@ -265,8 +285,8 @@ impl Geometry {
         want.div_ceil(self.threads()) * self.threads()
     }
 
-    /// Destination elements a `small` kernel's block moves per tile: a vector per
-    /// thread and step.
+    /// Destination elements a `small` or `strip` kernel's block moves per tile: a
+    /// vector per thread and step.
     pub fn small_chunk(&self) -> u32 {
         self.threads() * SMALL_ITERS * self.vec
     }
@@ -296,7 +316,7 @@ impl Geometry {
     /// Bytes of one shared-memory access (an element, a word of a word array or a
     /// vector).
     pub fn unit_bytes(&self) -> u32 {
-        if self.form == Form::Small {
+        if self.gathers() {
             return self.elem_unit().bytes();
         }
         match self.elem_bytes * self.vec {

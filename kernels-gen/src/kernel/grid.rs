@@ -57,6 +57,7 @@ pub fn grid(strategies: &[Strategy]) -> Vec<TransposeSpec> {
         (Form::Tall, &[32]),
         (Form::Wide, &[32]),
         (Form::Small, &[32]),
+        (Form::Strip, &[32]),
     ] {
         for &tile in tiles {
             for elem_bytes in all_elem_bytes() {

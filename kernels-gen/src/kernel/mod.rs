@@ -41,7 +41,7 @@ use crate::kernel::geometry::{Form, Unit, MAX_NARROW, SMALL_MAX_ELEMS};
 use crate::kernel::layout::{swizzle_candidates, Layout, MAX_PAD};
 use crate::kernel::moves::Move;
 use crate::kernel::narrow::narrow_moves;
-use crate::kernel::small::small_moves;
+use crate::kernel::small::{small_moves, strip_moves};
 use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::kernel::tile::tile_moves;
 use crate::kernel::tiling::tiling;
@@ -128,6 +128,7 @@ impl Kernel {
             Form::Tall | Form::Wide => narrow_moves(&geometry, layout, &tiling, words),
             Form::Tile | Form::Skew => tile_moves(&geometry, layout, &tiling, words),
             Form::Small => small_moves(&geometry, &tiling, words),
+            Form::Strip => strip_moves(&geometry, &tiling, words),
         };
         Kernel {
             spec,
@@ -219,7 +220,7 @@ impl Kernel {
     /// resolution, shared memory.
     pub fn describe(&self) -> String {
         let (s, g) = (&self.spec, &self.spec.geometry);
-        let vec = if g.vec > 1 && g.form == Form::Small {
+        let vec = if g.vec > 1 && g.gathers() {
             format!(", {} elements per thread step as one 16-byte vector", g.vec)
         } else if g.vec > 1 {
             format!(
@@ -248,6 +249,11 @@ impl Kernel {
                 "small: runs of {} destination elements across dense batches of matrices of up to {} elements",
                 g.small_chunk(),
                 SMALL_MAX_ELEMS
+            ),
+            Form::Strip => format!(
+                "strip: runs of {} destination elements of a matrix of up to {} rows whose destination is one run",
+                g.small_chunk(),
+                MAX_NARROW
             ),
         };
         format!(

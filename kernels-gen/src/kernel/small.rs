@@ -1,6 +1,7 @@
-//! The move of the `small` form, built once as expressions: a chunk of the flat
-//! destination run, each thread gathering `vec` consecutive destination elements
-//! from the source and storing them as one vector.
+//! The moves of the gathering forms (`small` and `strip`), built once as
+//! expressions: a chunk of the flat destination run, each thread gathering `vec`
+//! consecutive destination elements from the source and storing them as one
+//! vector.
 
 use crate::ir::expr::{Expr, Guard, Less, Var};
 use crate::kernel::geometry::{Geometry, SMALL_ITERS};
@@ -17,16 +18,11 @@ use crate::kernel::tiling::Tiling;
 pub(crate) fn small_moves(g: &Geometry, t: &Tiling, words: u32) -> (Vec<Expr>, Vec<Move>) {
     let v = Expr::var;
     let vec = i64::from(g.vec);
-    let threads = i64::from(g.threads());
     let base = Expr::named("base", v(Var::Tile) * i64::from(g.small_chunk()));
     let m0 = Expr::named("m0", base.clone() / t.mat.clone());
     let off0 = Expr::small("off0", base.clone() - m0.clone() * t.mat.clone());
     let lets = vec![base.clone(), m0.clone(), off0.clone()];
-    // The thread's first position in the chunk.
-    let f = Expr::small(
-        "f",
-        (v(Var::Ty) * i64::from(g.tile) + v(Var::Tx) + v(Var::J) * threads) * vec,
-    );
+    let f = first_of(g);
     // Element `k` of the vector (with `vec > 1`, `Var::K` runs over them; a word
     // array's `Var::K` runs over its words instead).
     let lane_k = if vec > 1 { v(Var::K) } else { Expr::Lit(0) };
@@ -37,18 +33,73 @@ pub(crate) fn small_moves(g: &Geometry, t: &Tiling, words: u32) -> (Vec<Expr>, V
     let r = within - c.clone() * v(Var::Rows);
     let src_elem = (m0 + dm) * t.mat.clone() + r * v(Var::Cols) + c;
     let dst_elem = base.clone() + f.clone() + lane_k;
+    let total = v(Var::Batches) * t.mat.clone();
+    (
+        lets,
+        vec![gather(g, words, f, base, src_elem, dst_elem, total)],
+    )
+}
+
+/// The tile lets and the one move of a `strip` kernel.
+///
+/// Destination position `p` (of `cols * rows`) is element `(r, c)` with `p = c *
+/// rows + r`, read from `r * src_ld + c`. A tile starts at `base = t * chunk`, in
+/// column `c0 = base / rows` at row `r0` (one division per tile); inside it the
+/// positions are small, so the column comes from a 32-bit magic division.
+pub(crate) fn strip_moves(g: &Geometry, t: &Tiling, words: u32) -> (Vec<Expr>, Vec<Move>) {
+    let v = Expr::var;
+    let vec = i64::from(g.vec);
+    let base = Expr::named("base", v(Var::Tile) * i64::from(g.small_chunk()));
+    let c0 = Expr::named("c0", base.clone() / v(Var::Rows));
+    let r0 = Expr::small("r0", base.clone() - c0.clone() * v(Var::Rows));
+    let lets = vec![base.clone(), c0.clone(), r0.clone()];
+    let f = first_of(g);
+    let lane_k = if vec > 1 { v(Var::K) } else { Expr::Lit(0) };
+    let local = r0 + f.clone() + lane_k.clone();
+    let dc = Expr::quot(local.clone(), &t.rows_m);
+    let r = local - dc.clone() * v(Var::Rows);
+    let src_elem = r * v(Var::SrcLd) + c0 + dc;
+    let dst_elem = base.clone() + f.clone() + lane_k;
+    (
+        lets,
+        vec![gather(g, words, f, base, src_elem, dst_elem, t.mat.clone())],
+    )
+}
+
+/// The thread's first position in its tile's chunk.
+fn first_of(g: &Geometry) -> Expr {
+    let v = Expr::var;
+    Expr::small(
+        "f",
+        (v(Var::Ty) * i64::from(g.tile) + v(Var::Tx) + v(Var::J) * i64::from(g.threads()))
+            * i64::from(g.vec),
+    )
+}
+
+/// The gathering move: `dst_elem` from `src_elem` (`Var::K` over the vector's
+/// elements, or a word array's words), stored as one vector where the whole vector
+/// lies below `total`, else element by element.
+fn gather(
+    g: &Geometry,
+    words: u32,
+    f: Expr,
+    base: Expr,
+    src_elem: Expr,
+    dst_elem: Expr,
+    total: Expr,
+) -> Move {
+    let vec = i64::from(g.vec);
     let words_i = i64::from(words);
     let place = |mem, e: Expr| Place {
         mem,
         index: if vec == 1 && words > 1 {
-            e * words_i + v(Var::K)
+            e * words_i + Expr::var(Var::K)
         } else {
             e
         },
     };
-    let total = v(Var::Batches) * t.mat.clone();
     let first = base + f.clone();
-    let mv = Move {
+    Move {
         lets: vec![f],
         // Per unit: element `k` is inside the run (a vector at the run's end may be
         // partly outside; a word array's words share their element's check).
@@ -58,6 +109,5 @@ pub(crate) fn small_moves(g: &Geometry, t: &Tiling, words: u32) -> (Vec<Expr>, V
         transpose: false,
         iters: SMALL_ITERS,
         pack: (vec > 1).then(|| Guard(vec![Less(first + (vec - 1), total)])),
-    };
-    (lets, vec![mv])
+    }
 }

@@ -80,7 +80,7 @@ impl FromStr for Form {
             .find(|f| f.to_string() == s.trim())
             .ok_or_else(|| SpecError::Form {
                 value: s.into(),
-                why: "expected tile, skew, tall, wide or small".into(),
+                why: "expected tile, skew, tall, wide, small or strip".into(),
             })
     }
 }
@@ -171,11 +171,17 @@ impl TransposeSpec {
         TransposeSpec::new(32, elem_bytes, Strategy::Naive)?.with_form(Form::Small)
     }
 
-    /// The same spec in another [`Form`], validated. A `small` kernel's `vec` is
-    /// its element size's ([`small_vec`]): a spec with `vec = 1` gets it.
+    /// The `strip` kernel for `elem_bytes`, like [`TransposeSpec::small`].
+    pub fn strip(elem_bytes: u32) -> Result<Self, SpecError> {
+        TransposeSpec::new(32, elem_bytes, Strategy::Naive)?.with_form(Form::Strip)
+    }
+
+    /// The same spec in another [`Form`], validated. A `small` or `strip`
+    /// kernel's `vec` is its element size's ([`small_vec`]): a spec with `vec = 1`
+    /// gets it.
     pub fn with_form(self, form: Form) -> Result<Self, SpecError> {
         self.with(|g| {
-            if form == Form::Small && g.vec == 1 {
+            if matches!(form, Form::Small | Form::Strip) && g.vec == 1 {
                 g.vec = small_vec(g.elem_bytes);
             }
             g.form = form;
@@ -218,7 +224,7 @@ impl TransposeSpec {
                 value: g.elem_bytes,
             });
         }
-        if g.form == Form::Small {
+        if g.gathers() {
             return self.validate_small();
         }
         if g.vec != 1 {
@@ -260,15 +266,16 @@ impl TransposeSpec {
         self.validate_form()
     }
 
-    /// A `small` kernel gathers without shared memory (`naive`) and stores one
-    /// 16-byte vector per step ([`small_vec`]).
+    /// A `small` or `strip` kernel gathers without shared memory (`naive`) and
+    /// stores one 16-byte vector per step ([`small_vec`]).
     fn validate_small(&self) -> Result<(), SpecError> {
         let g = &self.geometry;
         if self.strategy != Strategy::Naive {
             return Err(SpecError::Form {
                 value: g.form.to_string(),
                 why: format!(
-                    "a small kernel gathers straight from the source, with no shared tile to {}; use strategy = naive",
+                    "a {} kernel gathers straight from the source, with no shared tile to {}; use strategy = naive",
+                    g.form,
                     if matches!(self.strategy, Strategy::Xor | Strategy::Rotate) { "swizzle" } else { "pad" }
                 ),
             });
@@ -278,7 +285,7 @@ impl TransposeSpec {
             return Err(SpecError::Vec {
                 value: g.vec,
                 elem_bytes: g.elem_bytes,
-                why: format!("a small kernel stores one 16-byte vector per step where the element divides 16, else one element; use vec = {want}"),
+                why: format!("a {} kernel stores one 16-byte vector per step where the element divides 16, else one element; use vec = {want}", g.form),
             });
         }
         Ok(())

@@ -30,7 +30,8 @@ pub(crate) struct Tiling {
     pub chunk_m: Expr,
     pub period_m: Expr,
     /// Small form: elements per matrix and the multipliers that divide by it and
-    /// by `rows` (exact: [`crate::kernel::geometry::SMALL_MAX_ELEMS`]).
+    /// by `rows` (exact: [`crate::kernel::geometry::SMALL_MAX_ELEMS`]); strip
+    /// form: the matrix's elements and the multiplier of `rows`.
     pub mat: Expr,
     pub mat_m: Expr,
     pub rows_m: Expr,
@@ -83,6 +84,29 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
                 mat: Expr::Lit(0),
                 mat_m: Expr::Lit(0),
                 rows_m: Expr::Lit(0),
+            }
+        }
+        Form::Strip => {
+            // One matrix whose destination is one run of `rows * cols` elements.
+            let chunk = i64::from(g.small_chunk());
+            let total = Expr::named("total", v(Var::Rows) * v(Var::Cols));
+            let ntiles = Expr::named("ntiles", (total.clone() + (chunk - 1)) / chunk);
+            let rows_m = Expr::magic("rows_m", v(Var::Rows));
+            Tiling {
+                lets: vec![total.clone(), rows_m.clone()],
+                more: Less(v(Var::Tile) * chunk, total.clone()),
+                ntiles,
+                rows: v(Var::Rows),
+                cols: v(Var::Cols),
+                tiles_x: Expr::Lit(0),
+                narrow: Expr::Lit(0),
+                chunk: Expr::Lit(chunk),
+                period: Expr::Lit(0),
+                chunk_m: Expr::Lit(0),
+                period_m: Expr::Lit(0),
+                mat: total,
+                mat_m: Expr::Lit(0),
+                rows_m,
             }
         }
         Form::Small => {

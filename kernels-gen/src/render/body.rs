@@ -38,7 +38,7 @@ pub(crate) const UNROLL_CAP: u32 = 8;
 /// sm_80/90 with 8 copies of its 64-bit addresses live); skew kernels unroll up to 16
 /// (the read of a 32 x 71 tile is 9 rows per thread, all of them in flight).
 pub(crate) fn unroll_cap(k: &Kernel) -> u32 {
-    if k.spec.geometry.form == Form::Small {
+    if k.spec.geometry.gathers() {
         // Every gathered load of the chunk in flight: 4 steps of one vector.
         k.moves.iter().map(|m| m.iters).max().unwrap_or(1) * k.words
     } else if matches!(k.spec.geometry.form, Form::Tall | Form::Wide) {
@@ -101,7 +101,7 @@ pub(crate) const INDEX_TYPE: &str = "bf_index";
 /// The C type of one access of `k`.
 pub(crate) fn access_type(k: &Kernel) -> &'static str {
     // A `small` kernel loads units and stores whole vectors through a cast.
-    if k.spec.geometry.vec > 1 && k.spec.geometry.form != Form::Small {
+    if k.spec.geometry.vec > 1 && !k.spec.geometry.gathers() {
         VEC_TYPE
     } else {
         k.unit.c_type()

@@ -89,12 +89,13 @@ pub const SKEW_TILE: u32 = 64;
 
 /// The kernels for shape classes the square tiles serve badly, for `spec`'s element
 /// size and strategy (`pad` and `swizzle(xor)`, like [`fast_variant`]), built and
-/// proven conflict-free: small (dense batches of matrices below 8 KB, gathered
-/// without shared memory, `naive` whatever the strategy), tall (at most 32
-/// columns), wide (at most 32 rows), then skew (destination rows that do not start
-/// on 32-byte sectors). The last three pad, whatever the strategy: a flat chunk
-/// has no rows to swizzle, and the padded skew tile was measured faster than the
-/// swizzled one.
+/// proven conflict-free: small (dense batches of matrices below 8 KB) and, for 1-
+/// and 2-byte elements, strip (at most 32 rows, the destination one run), both
+/// gathered without shared memory (`naive` whatever the strategy); tall (at most
+/// 32 columns), wide (at most 32 rows), then skew (destination rows that do not
+/// start on 32-byte sectors). The last three pad, whatever the strategy: a flat
+/// chunk has no rows to swizzle, and the padded skew tile was measured faster than
+/// the swizzled one.
 /// Each is listed before the square-tile kernels; the runtime runs one only on the
 /// shapes it suits.
 pub fn shape_kernels(spec: &TransposeSpec) -> Vec<Kernel> {
@@ -119,12 +120,21 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     // No 1-byte skew kernel: a sector is 32 of them, so the tile reads half again as
     // many rows as it writes (the 64 x 8 one runs at 0.44 of memcpy on aligned
     // 8192 x 8192 u8, the tile-32 kernel at 0.48; H100, `bench --sweep`).
+    // Strips for 1- and 2-byte elements, which no wide kernel takes: 8 x 1072190
+    // u8 runs at 1.04 of memcpy (the square tile: 0.22), 2 x 13153002 u8 at 0.77
+    // (0.04), 14 x 1031667 2-byte at 0.86 (0.44). From 4 bytes on the wide kernel
+    // is as fast or faster (21 x 635750 f32: 0.996 against 0.88; 19 x 50799
+    // 12-byte: 1.08 against 0.86; H100, `bench --random 8 --seed 3
+    // --alternatives`).
+    let strip =
+        (spec.geometry.elem_bytes <= 2).then(|| TransposeSpec::strip(spec.geometry.elem_bytes));
     let skew = (spec.geometry.elem_bytes > 1).then(|| {
         TransposeSpec::new(SKEW_TILE, spec.geometry.elem_bytes, Strategy::Pad(None))
             .and_then(|s| s.with_form(Form::Skew))
     });
     [
         TransposeSpec::small(spec.geometry.elem_bytes).ok(),
+        strip.and_then(Result::ok),
         narrow(Form::Tall).ok(),
         narrow(Form::Wide).ok(),
         skew.and_then(Result::ok),
