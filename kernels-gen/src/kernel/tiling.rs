@@ -88,52 +88,14 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
         }
         Form::Strip => {
             // One matrix whose destination is one run of `rows * cols` elements.
-            let chunk = i64::from(g.small_chunk());
             let total = Expr::named("total", v(Var::Rows) * v(Var::Cols));
-            let ntiles = Expr::named("ntiles", (total.clone() + (chunk - 1)) / chunk);
-            let rows_m = Expr::magic("rows_m", v(Var::Rows));
-            Tiling {
-                lets: vec![total.clone(), rows_m.clone()],
-                more: Less(v(Var::Tile) * chunk, total.clone()),
-                ntiles,
-                rows: v(Var::Rows),
-                cols: v(Var::Cols),
-                tiles_x: Expr::Lit(0),
-                narrow: Expr::Lit(0),
-                chunk: Expr::Lit(chunk),
-                period: Expr::Lit(0),
-                chunk_m: Expr::Lit(0),
-                period_m: Expr::Lit(0),
-                mat: total,
-                mat_m: Expr::Lit(0),
-                rows_m,
-            }
+            gathered(g, total.clone(), total, Expr::Lit(0))
         }
         Form::Small => {
-            // The batch is one flat run of `batch * mat` elements on both sides,
-            // cut into chunks of `small_chunk` destination elements.
-            let chunk = i64::from(g.small_chunk());
+            // The batch is one flat run of `batch * mat` elements on both sides.
             let mat = Expr::small("mat", v(Var::Rows) * v(Var::Cols));
-            let total = v(Var::Batches) * mat.clone();
-            let ntiles = Expr::named("ntiles", (total.clone() + (chunk - 1)) / chunk);
             let mat_m = Expr::magic("mat_m", mat.clone());
-            let rows_m = Expr::magic("rows_m", v(Var::Rows));
-            Tiling {
-                lets: vec![mat.clone(), mat_m.clone(), rows_m.clone()],
-                more: Less(v(Var::Tile) * chunk, total),
-                ntiles,
-                rows: v(Var::Rows),
-                cols: v(Var::Cols),
-                tiles_x: Expr::Lit(0),
-                narrow: Expr::Lit(0),
-                chunk: Expr::Lit(chunk),
-                period: Expr::Lit(0),
-                chunk_m: Expr::Lit(0),
-                period_m: Expr::Lit(0),
-                mat,
-                mat_m,
-                rows_m,
-            }
+            gathered(g, v(Var::Batches) * mat.clone(), mat, mat_m)
         }
         Form::Tall | Form::Wide => {
             let (narrow_var, long) = if g.form == Form::Tall {
@@ -184,6 +146,38 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
                 rows_m: Expr::Lit(0),
             }
         }
+    }
+}
+
+/// The tiling of a gathering form: a flat destination run of `total` elements cut
+/// into chunks of `small_chunk`; `mat` (declared first) and `mat_m` as the form
+/// uses them (`mat_m` declared unless it is a literal), and the multiplier of
+/// `rows`.
+fn gathered(g: &Geometry, total: Expr, mat: Expr, mat_m: Expr) -> Tiling {
+    let v = Expr::var;
+    let chunk = i64::from(g.small_chunk());
+    let ntiles = Expr::named("ntiles", (total.clone() + (chunk - 1)) / chunk);
+    let rows_m = Expr::magic("rows_m", v(Var::Rows));
+    let mut lets = vec![mat.clone()];
+    if !matches!(mat_m, Expr::Lit(_)) {
+        lets.push(mat_m.clone());
+    }
+    lets.push(rows_m.clone());
+    Tiling {
+        lets,
+        more: Less(v(Var::Tile) * chunk, total),
+        ntiles,
+        rows: v(Var::Rows),
+        cols: v(Var::Cols),
+        tiles_x: Expr::Lit(0),
+        narrow: Expr::Lit(0),
+        chunk: Expr::Lit(chunk),
+        period: Expr::Lit(0),
+        chunk_m: Expr::Lit(0),
+        period_m: Expr::Lit(0),
+        mat,
+        mat_m,
+        rows_m,
     }
 }
 

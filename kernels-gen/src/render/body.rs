@@ -161,6 +161,18 @@ fn loop_of(
     pragma: &str,
     inner: impl FnOnce(&mut CWriter) -> fmt::Result,
 ) -> fmt::Result {
+    j_loop(w, mv, pragma, |w| {
+        w.block(format_args!("if ({})", mv.guard.c()), inner)
+    })
+}
+
+/// `mv`'s `j` loop with its pragma and lets, and `body` after the lets.
+fn j_loop(
+    w: &mut CWriter,
+    mv: &Move,
+    pragma: &str,
+    body: impl FnOnce(&mut CWriter) -> fmt::Result,
+) -> fmt::Result {
     writeln!(w, "{pragma}")?;
     w.block(
         format_args!("for (unsigned j = 0; j < {}; ++j)", mv.iters),
@@ -168,7 +180,7 @@ fn loop_of(
             for l in &mv.lets {
                 w.decl(INDEX_TYPE, l)?;
             }
-            w.block(format_args!("if ({})", mv.guard.c()), inner)
+            body(w)
         },
     )
 }
@@ -178,27 +190,20 @@ fn loop_of(
 /// unit by unit where its guard holds.
 fn loop_packed(w: &mut CWriter, mv: &Move, pragma: &str, n: u32, full: &str) -> fmt::Result {
     let (from, to) = (mv.from.c(), mv.to.c());
-    writeln!(w, "{pragma}")?;
-    w.block(
-        format_args!("for (unsigned j = 0; j < {}; ++j)", mv.iters),
-        |w| {
-            for l in &mv.lets {
-                w.decl(INDEX_TYPE, l)?;
-            }
-            w.block(format_args!("if ({full})"), |w| {
-                writeln!(w, "{VEC_TYPE} v;")?;
-                per_k(w, n, &format!("v.e[k] = {from};"))?;
-                writeln!(w, "const unsigned k = 0;")?;
-                writeln!(w, "*reinterpret_cast<{VEC_TYPE}*>(&{to}) = v;")
-            })?;
-            w.block(format_args!("else"), |w| {
-                writeln!(w, "#pragma unroll")?;
-                w.block(format_args!("for (unsigned k = 0; k < {n}; ++k)"), |w| {
-                    writeln!(w, "if ({}) {to} = {from};", mv.guard.c())
-                })
+    j_loop(w, mv, pragma, |w| {
+        w.block(format_args!("if ({full})"), |w| {
+            writeln!(w, "{VEC_TYPE} v;")?;
+            per_k(w, n, &format!("v.e[k] = {from};"))?;
+            writeln!(w, "const unsigned k = 0;")?;
+            writeln!(w, "*reinterpret_cast<{VEC_TYPE}*>(&{to}) = v;")
+        })?;
+        w.block(format_args!("else"), |w| {
+            writeln!(w, "#pragma unroll")?;
+            w.block(format_args!("for (unsigned k = 0; k < {n}; ++k)"), |w| {
+                writeln!(w, "if ({}) {to} = {from};", mv.guard.c())
             })
-        },
-    )
+        })
+    })
 }
 
 /// `stmt` once, or for each `k < n` in an unrolled loop.
