@@ -43,6 +43,16 @@ fn check_at(kernel: &Kernel, shape: &Shape, grid: Option<Grid>, dst_off: u64) {
     );
 }
 
+/// The simulator refuses `shape` for `kernel` (`SimError::Unfit`), on buffers of
+/// the shape's size.
+fn refuses(kernel: &Kernel, shape: &Shape) {
+    let e = kernel.spec().geometry.elem_bytes as usize;
+    let n = shape.src_elems().expect("valid shape") as usize * e;
+    let m = shape.dst_elems().expect("valid shape") as usize * e;
+    let got = sim::run(kernel, shape, &vec![0; n], &mut vec![0; m], None);
+    assert!(matches!(got, Err(SimError::Unfit(_))), "{shape:?}: {got:?}");
+}
+
 fn small_shapes() -> Vec<Shape> {
     let pitched = Shape {
         src_ld: 12,
@@ -104,10 +114,7 @@ fn grid_for_tile(tile: u32) {
                 u64::from(spec.geometry.vec) + 1,
                 u64::from(spec.geometry.vec),
             );
-            let n =
-                odd.src_elems().expect("valid shape") as usize * spec.geometry.elem_bytes as usize;
-            let got = sim::run(&kernel, &odd, &vec![0; n], &mut vec![0; n], None);
-            assert!(matches!(got, Err(SimError::Unfit(_))), "{got:?}");
+            refuses(&kernel, &odd);
         } else {
             for shape in &shapes {
                 check(&kernel, shape, None);
@@ -220,7 +227,6 @@ fn narrow_chunks_cover_every_element_once() {
             check(&kernel, &shape, None);
         }
         // Too wide a narrow side, and a flat side that is not one run: refused.
-        let e = spec.geometry.elem_bytes as usize;
         let wide = if tall {
             Shape::new(4, 33)
         } else {
@@ -239,9 +245,7 @@ fn narrow_chunks_cover_every_element_once() {
             flat.dst_batch_stride = 16;
         }
         for shape in [wide, flat] {
-            let n = 200 * e;
-            let got = sim::run(&kernel, &shape, &vec![0; n], &mut vec![0; n], None);
-            assert!(matches!(got, Err(SimError::Unfit(_))), "{shape:?}: {got:?}");
+            refuses(&kernel, &shape);
         }
         ran += 1;
     }
@@ -449,10 +453,7 @@ fn small_kernels_cover_every_element_once() {
             Shape::batched(4, 1, 9),
             Shape::batched(2, 129, 128),
         ] {
-            let n = shape.src_elems().expect("valid") as usize * e as usize;
-            let m = shape.dst_elems().expect("valid") as usize * e as usize;
-            let r = sim::run(&kernel, &shape, &vec![0; n], &mut vec![0; m], None);
-            assert!(matches!(r, Err(SimError::Unfit(_))), "{shape:?}: {r:?}");
+            refuses(&kernel, &shape);
         }
     }
     assert!(ran >= 7 * 7 * 4, "only {ran} shapes");
@@ -486,10 +487,7 @@ fn strip_kernels_cover_every_element_once() {
             Shape::new(1, 100),
             pitched_dst,
         ] {
-            let n = shape.src_elems().expect("valid") as usize * e as usize;
-            let m = shape.dst_elems().expect("valid") as usize * e as usize;
-            let r = sim::run(&kernel, &shape, &vec![0; n], &mut vec![0; m], None);
-            assert!(matches!(r, Err(SimError::Unfit(_))), "{shape:?}: {r:?}");
+            refuses(&kernel, &shape);
         }
     }
     assert!(ran >= 7 * 5 * 3, "only {ran} shapes");

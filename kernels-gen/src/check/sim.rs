@@ -238,7 +238,7 @@ pub fn run_as(
                                             m.step_packed(kernel, mv, &bound, full, &mut env)?;
                                     } else if bound.guard.eval(&env)? {
                                         stats.unit_writes +=
-                                            m.step(kernel, mv, &bound, &mut env)?;
+                                            m.step(kernel, mv, &bound, &mut env, 0..kernel.words)?;
                                     }
                                 }
                             }
@@ -298,52 +298,33 @@ impl Memory<'_> {
                     return Err(SimError::Misaligned { index: first, n });
                 }
             }
-            return self.step(kernel, mv, bound, env);
+            return self.step(kernel, mv, bound, env, 0..n);
         }
         let mut written = 0;
         for k in 0..n {
             env.set(Var::K, i64::from(k));
             if bound.guard.eval(env)? {
-                written += self.unit(mv, bound, env)?;
+                written += self.step(kernel, mv, bound, env, k..k + 1)?;
             }
         }
         Ok(written)
     }
 
-    /// Copies the one unit of `mv` that `env` names (`Var::K` set) from source to
-    /// destination; returns the destination units written (1).
-    fn unit(&mut self, mv: &Move, bound: &Bound, env: &mut Env) -> Result<u64, SimError> {
-        let unit = self.unit;
-        let from = bound.from.eval(env)?;
-        let to = bound.to.eval(env)?;
-        if mv.from.mem != Mem::Src || mv.to.mem != Mem::Dst {
-            return Err(SimError::OutOfBounds {
-                mem: "packed move (global to global only)",
-                index: from,
-                len: 0,
-            });
-        }
-        let value = self.src.read(from)?.to_vec();
-        let r = unit_range("dst", to, unit, self.dst.len())?;
-        let w = &mut self.writes[r.start / unit];
-        *w = w.saturating_add(1);
-        self.dst[r].copy_from_slice(&value);
-        Ok(1)
-    }
-
-    /// One thread's step of `mv` (its `words` units, transposed in registers where
-    /// the move says so); returns the destination units written.
+    /// One thread's step of `mv` over its units `units` (all `words` of them but
+    /// in a packed move's unit-by-unit path), transposed in registers where the
+    /// move says so; returns the destination units written.
     fn step(
         &mut self,
         kernel: &Kernel,
         mv: &Move,
         bound: &Bound,
         env: &mut Env,
+        units: std::ops::Range<u32>,
     ) -> Result<u64, SimError> {
         let unit = self.unit;
         let mut regs = std::mem::take(&mut self.regs);
         regs.clear();
-        for k in 0..kernel.words {
+        for k in units.clone() {
             env.set(Var::K, i64::from(k));
             let from = bound.from.eval(env)?;
             let mut value = [0u8; 16];
@@ -375,7 +356,7 @@ impl Memory<'_> {
             regs = transpose_block(&regs, kernel.spec.geometry.elem_bytes as usize);
         }
         let mut written = 0;
-        for (k, value) in (0..kernel.words).zip(regs.iter()) {
+        for (k, value) in units.zip(regs.iter()) {
             env.set(Var::K, i64::from(k));
             let to = bound.to.eval(env)?;
             match mv.to.mem {
