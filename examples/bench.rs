@@ -166,9 +166,11 @@ fn variants(e: u32, sweep: bool) -> Res<Vec<(String, TransposeSpec)>> {
             (16, 4),
             (16, 8),
             (16, 16),
+            (32, 2),
             (32, 4),
             (32, 8),
             (32, 16),
+            (64, 2),
             (64, 4),
             (64, 8),
             (64, 16),
@@ -509,6 +511,24 @@ fn run(json: Option<String>, opts: &Opts) -> Res<()> {
         "1080x1920 u8",
         Shape::new(1080, 1920),
         |x| x as u8,
+        &mut rows,
+    )?;
+    case(
+        opts,
+        &stream,
+        g,
+        "4097x4095 u8",
+        Shape::new(4097, 4095),
+        |x| x as u8,
+        &mut rows,
+    )?;
+    case(
+        opts,
+        &stream,
+        g,
+        "4095x4097 f16",
+        Shape::new(4095, 4097),
+        |x| x as u16,
         &mut rows,
     )?;
 

@@ -162,6 +162,10 @@ fn with_fast(args: &Args, k: &Kernel, v: &Verdict) -> (Vec<TokenStream>, Vec<Str
     for (i, x) in list.iter().enumerate() {
         let what = match (x.spec().geometry.form, x.spec().geometry.vec) {
             (Form::Tile, 1) if i + 1 == list.len() && i > 0 => " Otherwise it runs:".to_string(),
+            (Form::Tile, 1) if i + 1 < list.len() => format!(
+                " For matrices at least {t} x {t} it runs:",
+                t = x.spec().geometry.tile
+            ),
             (Form::Tile, 1) => " It runs:".to_string(),
             (Form::Tile, _) => {
                 " Where the shape and pointers allow its vectors, it runs:".to_string()

@@ -59,6 +59,30 @@ pub const HOPPER_DEFAULTS: [Default; 10] = [
     d(16, Strategy::Xor, 16, 16, 1),
 ];
 
+/// The 1-element kernels `tile = auto` runs where no vector kernel can, in place of
+/// the attribute's tile-32, 32 x 8 one, per element size and strategy: on 4097 x
+/// 4095 u8 (sides and pitches not multiples of 4) the 64-tile with 4 thread rows
+/// (16 rows per thread) runs at 0.613 of memcpy padded and 0.585 swizzled, the
+/// 32 x 8 one at 0.495 and 0.505 (H100, `bench --sweep --case 4097x4095`).
+pub const HOPPER_SCALAR_DEFAULTS: [Default; 2] = [
+    d(1, Strategy::Pad(None), 64, 4, 1),
+    d(1, Strategy::Xor, 64, 4, 1),
+];
+
+/// The measured 1-element kernel of `spec`'s element size and strategy
+/// ([`HOPPER_SCALAR_DEFAULTS`]), where there is one.
+pub fn scalar_variant(spec: &TransposeSpec) -> Option<TransposeSpec> {
+    if spec.geometry.vec != 1 || spec.geometry.form != Form::Tile {
+        return None;
+    }
+    let d = HOPPER_SCALAR_DEFAULTS
+        .iter()
+        .find(|d| d.elem_bytes == spec.geometry.elem_bytes && d.strategy == spec.strategy)?;
+    TransposeSpec::new(d.tile, spec.geometry.elem_bytes, spec.strategy)
+        .and_then(|s| s.with_block_rows(d.block_rows))
+        .ok()
+}
+
 /// The measured variant of `spec`'s element size and strategy, where there is one:
 /// for the conflict-free searches `pad` and `swizzle(xor)`. Other strategies
 /// (`none`, `pad(N)`, `rotate`) are taken as asked for.
@@ -84,8 +108,20 @@ pub fn fast_kernel(spec: &TransposeSpec) -> Option<Kernel> {
 
 /// Tile side of the default `skew` kernels (x 8 threads). On 8191 x 8193 f32 (H100)
 /// the 64 x 71 tile runs at 0.934 of memcpy, the 32 x 71 one at 0.928 and the
-/// 64 x 135 one at 0.927; f64: 0.933, 0.919 and 0.885.
+/// 64 x 135 one at 0.927; f64: 0.933, 0.919 and 0.885. For 2-byte elements
+/// ([`skew_tile`]) the 32-wide tile is the faster: 4095 x 4097 at 0.865 against
+/// 0.834 (`bench --sweep --case 4095x4097`).
 pub const SKEW_TILE: u32 = 64;
+
+/// Tile side of the default `skew` kernel for `elem_bytes`: [`SKEW_TILE`], or 32
+/// for 2-byte elements.
+pub fn skew_tile(elem_bytes: u32) -> u32 {
+    if elem_bytes == 2 {
+        32
+    } else {
+        SKEW_TILE
+    }
+}
 
 /// The kernels for shape classes the square tiles serve badly, for `spec`'s element
 /// size and strategy (`pad` and `swizzle(xor)`, like [`fast_variant`]), built and
@@ -129,8 +165,12 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     let strip =
         (spec.geometry.elem_bytes <= 2).then(|| TransposeSpec::strip(spec.geometry.elem_bytes));
     let skew = (spec.geometry.elem_bytes > 1).then(|| {
-        TransposeSpec::new(SKEW_TILE, spec.geometry.elem_bytes, Strategy::Pad(None))
-            .and_then(|s| s.with_form(Form::Skew))
+        TransposeSpec::new(
+            skew_tile(spec.geometry.elem_bytes),
+            spec.geometry.elem_bytes,
+            Strategy::Pad(None),
+        )
+        .and_then(|s| s.with_form(Form::Skew))
     });
     [
         TransposeSpec::small(spec.geometry.elem_bytes).ok(),
@@ -145,14 +185,26 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
 }
 
 /// What `tile = auto` runs for the kernel `k` of the attribute's spec, in the order
-/// the runtime tries them: [`shape_kernels`], then [`fast_kernel`], then `k` itself
-/// (left out when the fast kernel is a `vec = 1` kernel, which runs every shape).
+/// the runtime tries them: [`shape_kernels`], then [`fast_kernel`], then the
+/// measured 1-element variant ([`scalar_variant`], for matrices at least as wide
+/// and deep as its tile), then `k` itself, which runs every shape (left out when
+/// the fast kernel is a `vec = 1` kernel, which does too).
 pub fn auto_kernels(k: &Kernel) -> Vec<Kernel> {
     let mut out = shape_kernels(&k.spec);
+    let scalar = scalar_variant(&k.spec)
+        .and_then(|s| Kernel::build(s).ok())
+        .filter(|s| s.verdict().conflict_free);
     match fast_kernel(&k.spec) {
         Some(f) if f.spec.geometry.vec == 1 => out.push(f),
-        Some(f) => out.extend([f, k.clone()]),
-        None => out.push(k.clone()),
+        Some(f) => {
+            out.push(f);
+            out.extend(scalar);
+            out.push(k.clone());
+        }
+        None => {
+            out.extend(scalar);
+            out.push(k.clone());
+        }
     }
     out
 }

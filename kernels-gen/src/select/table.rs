@@ -12,7 +12,7 @@ use crate::kernel::grid::ALL_STRATEGIES;
 use crate::kernel::layout::Layout;
 use crate::kernel::spec::{Strategy, TransposeSpec};
 use crate::kernel::Kernel;
-use crate::select::choice::{fast_variant, shape_specs};
+use crate::select::choice::{fast_variant, scalar_variant, shape_specs};
 use std::fmt::Write;
 
 /// Every spec the attribute builds when `block_rows` is left to it: each tile
@@ -28,7 +28,9 @@ pub fn specs() -> Vec<TransposeSpec> {
                 let Ok(spec) = TransposeSpec::new(tile, e, s) else {
                     continue;
                 };
-                let more = [Some(spec), fast_variant(&spec)].into_iter().flatten();
+                let more = [Some(spec), fast_variant(&spec), scalar_variant(&spec)]
+                    .into_iter()
+                    .flatten();
                 for x in more.chain(shape_specs(&spec)) {
                     if !out.contains(&x) {
                         out.push(x);
