@@ -72,25 +72,25 @@ pub const HOPPER_SCALAR_DEFAULTS: [Default; 2] = [
 /// The measured 1-element kernel of `spec`'s element size and strategy
 /// ([`HOPPER_SCALAR_DEFAULTS`]), where there is one.
 pub fn scalar_variant(spec: &TransposeSpec) -> Option<TransposeSpec> {
-    if spec.geometry.vec != 1 || spec.geometry.form != Form::Tile {
+    if spec.geometry.form != Form::Tile {
         return None;
     }
-    let d = HOPPER_SCALAR_DEFAULTS
-        .iter()
-        .find(|d| d.elem_bytes == spec.geometry.elem_bytes && d.strategy == spec.strategy)?;
-    TransposeSpec::new(d.tile, spec.geometry.elem_bytes, spec.strategy)
-        .and_then(|s| s.with_block_rows(d.block_rows))
-        .ok()
+    measured(&HOPPER_SCALAR_DEFAULTS, spec)
 }
 
 /// The measured variant of `spec`'s element size and strategy, where there is one:
 /// for the conflict-free searches `pad` and `swizzle(xor)`. Other strategies
 /// (`none`, `pad(N)`, `rotate`) are taken as asked for.
 pub fn fast_variant(spec: &TransposeSpec) -> Option<TransposeSpec> {
+    measured(&HOPPER_DEFAULTS, spec)
+}
+
+/// The entry of `table` for a `vec = 1` spec's element size and strategy, as a spec.
+fn measured(table: &[Default], spec: &TransposeSpec) -> Option<TransposeSpec> {
     if spec.geometry.vec != 1 {
         return None;
     }
-    let d = HOPPER_DEFAULTS
+    let d = table
         .iter()
         .find(|d| d.elem_bytes == spec.geometry.elem_bytes && d.strategy == spec.strategy)?;
     TransposeSpec::new(d.tile, spec.geometry.elem_bytes, spec.strategy)
