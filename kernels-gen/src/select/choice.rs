@@ -191,21 +191,19 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
 /// the fast kernel is a `vec = 1` kernel, which does too).
 pub fn auto_kernels(k: &Kernel) -> Vec<Kernel> {
     let mut out = shape_kernels(&k.spec);
-    let scalar = scalar_variant(&k.spec)
-        .and_then(|s| Kernel::build(s).ok())
-        .filter(|s| s.verdict().conflict_free);
-    match fast_kernel(&k.spec) {
-        Some(f) if f.spec.geometry.vec == 1 => out.push(f),
-        Some(f) => {
-            out.push(f);
-            out.extend(scalar);
-            out.push(k.clone());
-        }
-        None => {
-            out.extend(scalar);
-            out.push(k.clone());
+    if let Some(f) = fast_kernel(&k.spec) {
+        let runs_every_shape = f.spec.geometry.vec == 1;
+        out.push(f);
+        if runs_every_shape {
+            return out;
         }
     }
+    out.extend(
+        scalar_variant(&k.spec)
+            .and_then(|s| Kernel::build(s).ok())
+            .filter(|s| s.verdict().conflict_free),
+    );
+    out.push(k.clone());
     out
 }
 
