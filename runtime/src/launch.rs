@@ -137,12 +137,14 @@ where
         .saturating_mul(u64::from(last.geometry().elem_bytes));
     let class = tune::Class::new(&fit, &suit, bytes, shape.rows, shape.cols);
     let candidates: Vec<usize> = (0..kernels.len()).filter(|&i| fit[i]).collect();
+    // The first kernel that fits and suits; where none suits, the last that fits
+    // (a list ends with a kernel that runs every shape).
     let untuned = || {
         candidates
             .iter()
             .copied()
             .find(|&i| suit[i])
-            .or_else(|| candidates.first().copied())
+            .or_else(|| candidates.last().copied())
     };
     if tune::tuning() && candidates.len() > 1 && !shape.is_empty() {
         let ms = tune::time_all(on, candidates.len(), |c| {
