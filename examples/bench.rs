@@ -517,6 +517,24 @@ fn run(json: Option<String>, opts: &Opts) -> Res<()> {
         opts,
         &stream,
         g,
+        "8294400x3 u8",
+        Shape::new(8_294_400, 3),
+        |x| x as u8,
+        &mut rows,
+    )?;
+    case(
+        opts,
+        &stream,
+        g,
+        "3x8294400 u8",
+        Shape::new(3, 8_294_400),
+        |x| x as u8,
+        &mut rows,
+    )?;
+    case(
+        opts,
+        &stream,
+        g,
         "4097x4095 u8",
         Shape::new(4097, 4095),
         |x| x as u8,

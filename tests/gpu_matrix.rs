@@ -91,6 +91,12 @@ fn shapes() -> Vec<(&'static str, Shape, usize)> {
             0,
         ),
         ("offset views 3000x5", Shape::new(3000, 5), 3),
+        // Odd lengths, so 1- and 2-byte tall kernels shift each destination row's
+        // window; a batch whose source stride is off the word for 1 byte; views whose
+        // source stays word-aligned while the destination does not.
+        ("12345x17", Shape::new(12_345, 17), 0),
+        ("batch 2 of 4001x6", Shape::batched(2, 4001, 6), 0),
+        ("offset views 2001x3", Shape::new(2001, 3), 4),
         // For the small kernels: tiny and small matrices in long batches (runs whose
         // last vector is partly outside), and offset views that leave the vector
         // stores unaligned (those fall back to the tile kernel).

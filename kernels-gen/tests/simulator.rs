@@ -492,3 +492,51 @@ fn strip_kernels_cover_every_element_once() {
     }
     assert!(ran >= 7 * 5 * 3, "only {ran} shapes");
 }
+
+#[test]
+fn packed_tall_kernels_cover_every_element_once() {
+    let mut ran = 0;
+    // The swizzled chunk the attribute uses (`none` is the same expressions
+    // without the XOR key).
+    for e in [1u32, 2] {
+        let spec = TransposeSpec::new(32, e, Strategy::Xor)
+            .and_then(|s| s.with_form(Form::Tall))
+            .expect("1- and 2-byte tall kernels are valid");
+        assert_eq!(spec.geometry.vec, 4 / e);
+        let kernel = Kernel::build(spec).expect("builds");
+        let v = u64::from(spec.geometry.vec);
+        for n in [1, 2, 3, 8, 17, 24, 32] {
+            let chunk = (u64::from(spec.geometry.chunk_elems()) / n - v) / (32 * v) * (32 * v);
+            // One partial chunk at every destination address modulo the word
+            // (each row's window shifts with it), and a few chunks with a
+            // partial last one.
+            for long in [2, 45] {
+                for dst_off in 0..v {
+                    check_at(&kernel, &Shape::new(long, n), None, dst_off);
+                }
+                ran += 1;
+            }
+            check_at(&kernel, &Shape::new(2 * chunk + 5, n), None, n % v);
+            ran += 1;
+            // Batched (source matrices on words), a gap between matrices, and
+            // odd destination pitches and strides.
+            let mut shape = Shape::batched(2, 301, n);
+            shape.src_batch_stride = (shape.src_batch_stride + 5).next_multiple_of(v);
+            shape.dst_ld = 310;
+            shape.dst_batch_stride = 310 * n + 3;
+            check_at(&kernel, &shape, Some(Grid { x: 1, y: 2 }), 1);
+            check_at(&kernel, &shape, None, v - 1);
+            // A source batch stride off the word: refused.
+            shape.src_batch_stride += 1;
+            refuses(&kernel, &shape);
+        }
+        for shape in [Shape::new(100, 33), {
+            let mut s = Shape::new(100, 3);
+            s.src_ld = 4;
+            s
+        }] {
+            refuses(&kernel, &shape);
+        }
+    }
+    assert!(ran >= 2 * 7 * 3, "only {ran} shapes");
+}

@@ -212,7 +212,8 @@ fn why_unfit(kernel: &KernelSource, (src, dst): (u64, u64), shape: &Shape) -> Op
     if g.vec > 1 && !g.gathers() && !src.is_multiple_of(bytes) {
         return Some(Unfit::Pointer { what: "src", bytes });
     }
-    if g.vec > 1 && !dst.is_multiple_of(bytes) {
+    // A packed tall kernel aligns its stores with `dst` itself.
+    if g.vec > 1 && g.form != Form::Tall && !dst.is_multiple_of(bytes) {
         return Some(Unfit::Pointer { what: "dst", bytes });
     }
     None

@@ -416,7 +416,15 @@ fn envs(kernel: &Kernel) -> Vec<Env> {
                 .map(|(ld, off)| dense(square, square, ld, off))
                 .collect()
         }
-        Form::Tall => (1..=MAX_NARROW).map(|n| dense(long, n, 0, 0)).collect(),
+        // A packed tall kernel's window shifts with its destination row's address
+        // modulo the word, the same for a warp's lanes (a warp's words lie in one
+        // row): every pointer residue gives every warp every shift.
+        Form::Tall => {
+            let w = u64::from(g.word_shift().max(1));
+            (1..=MAX_NARROW)
+                .flat_map(|n| (0..w).map(move |off| dense(long, n, 0, off)))
+                .collect()
+        }
         Form::Wide => (1..=MAX_NARROW).map(|n| dense(n, long, 0, 0)).collect(),
         // No shared memory: one set, for the report's sake.
         Form::Small | Form::Strip => vec![dense(8, square, 0, 0)],

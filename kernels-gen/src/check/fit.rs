@@ -153,6 +153,16 @@ pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
                 elems: shape.rows.saturating_mul(shape.cols),
             });
         }
+    } else if g.packs() {
+        // A packed tall kernel's flat run must start on a word in every matrix.
+        let v = u64::from(g.vec);
+        if shape.batch > 1 && !shape.src_batch_stride.is_multiple_of(v) {
+            return Some(Refusal::Vec {
+                name: "src_batch_stride",
+                value: shape.src_batch_stride,
+                vec: g.vec,
+            });
+        }
     } else if let Some(r) = vec_refusal(g.vec, shape) {
         return Some(r);
     }

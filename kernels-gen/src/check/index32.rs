@@ -216,7 +216,7 @@ fn checks(g: &Geometry) -> Checks {
         walked.extend(mv.lets.iter().cloned());
         walked.extend([mv.from.index.clone(), mv.to.index.clone()]);
         compared.extend(mv.guard.0.iter().cloned());
-        compared.extend(mv.pack.iter().flat_map(|g| g.0.iter().cloned()));
+        compared.extend(mv.pack.iter().flat_map(|p| p.full.0.iter().cloned()));
     }
     Checks {
         ntiles: k.ntiles.clone(),

@@ -15,6 +15,7 @@ use crate::hw::bank::Model;
 use crate::kernel::geometry::Geometry;
 use crate::kernel::launch::MAX_SHARED_BYTES;
 use crate::kernel::layout::{swizzle_candidates, Layout, MAX_PAD};
+use crate::kernel::narrow::packed_swizzle;
 use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::kernel::Kernel;
 
@@ -40,6 +41,9 @@ impl Kernel {
             Strategy::Pad(Some(n)) => vec![Layout::Pad(n)],
             Strategy::Rotate => vec![Layout::Rotate],
             Strategy::Pad(None) => (0..=MAX_PAD).map(Layout::Pad).collect(),
+            Strategy::Xor if spec.geometry.packs() => {
+                vec![Layout::Xor(packed_swizzle(&spec.geometry))]
+            }
             Strategy::Xor => swizzle_candidates(spec.geometry.tile)
                 .into_iter()
                 .map(Layout::Xor)

@@ -178,6 +178,7 @@ pub fn run_as(
         regs: Vec::with_capacity(kernel.words as usize),
         unit,
         block: (0, 0),
+        dst_off: 0,
     };
     m.writes = vec![0u8; m.dst.len() / unit];
 
@@ -195,6 +196,7 @@ pub fn run_as(
         env.set(Var::DstOff, (dst_off & 0xFFFF_FFFF) as i64);
     }
     env.index32 = index32;
+    m.dst_off = env.get(Var::DstOff);
     let ntiles = u64::try_from(kernel.ntiles.eval(&env)?).unwrap_or(0);
 
     for by in 0..grid.y {
@@ -223,7 +225,10 @@ pub fn run_as(
                         // What stays fixed for the tile is evaluated once.
                         let bound = Bound {
                             guard: GuardTape::per_thread(&mv.guard, &env),
-                            full: mv.pack.as_ref().map(|p| GuardTape::per_thread(p, &env)),
+                            full: mv
+                                .pack
+                                .as_ref()
+                                .map(|p| GuardTape::per_thread(&p.full, &env)),
                             from: Tape::per_thread(&mv.from.index, &env),
                             to: Tape::per_thread(&mv.to.index, &env),
                         };
@@ -274,6 +279,8 @@ struct Memory<'a> {
     regs: Vec<[u8; 16]>,
     unit: usize,
     block: (u64, u64),
+    /// The destination pointer's address in units (vector stores align with it).
+    dst_off: i64,
 }
 
 impl Memory<'_> {
@@ -290,13 +297,24 @@ impl Memory<'_> {
     ) -> Result<u64, SimError> {
         let n = kernel.words;
         if full.eval(env)? {
-            env.set(Var::K, 0);
-            let first = bound.to.eval(env)?;
-            for k in 0..n {
-                env.set(Var::K, i64::from(k));
-                if bound.to.eval(env)? != first + i64::from(k) || first % i64::from(n) != 0 {
-                    return Err(SimError::Misaligned { index: first, n });
+            // The vector's units: contiguous, and aligned where the access is a
+            // whole vector (the store; the load too where the move loads vectors).
+            let whole = |tape: &Tape, mem: Mem, env: &mut Env| -> Result<(), SimError> {
+                env.set(Var::K, 0);
+                let first = tape.eval(env)?;
+                let base = if mem == Mem::Dst { self.dst_off } else { 0 };
+                for k in 0..n {
+                    env.set(Var::K, i64::from(k));
+                    if tape.eval(env)? != first + i64::from(k) || (base + first) % i64::from(n) != 0
+                    {
+                        return Err(SimError::Misaligned { index: first, n });
+                    }
                 }
+                Ok(())
+            };
+            whole(&bound.to, mv.to.mem, env)?;
+            if mv.pack.as_ref().is_some_and(|p| p.load) {
+                whole(&bound.from, mv.from.mem, env)?;
             }
             return self.step(kernel, mv, bound, env, 0..n);
         }

@@ -11,7 +11,12 @@
 //!   speed; the block reads `sector - 1` extra source rows for it.
 //! * [`Form::Tall`]: sources of at most 32 columns stored as one run (`src_ld ==
 //!   cols`): a block reads a chunk of whole rows as one flat run and writes its
-//!   columns as `cols` runs.
+//!   columns as `cols` runs. For 1- and 2-byte elements (`vec = 4 / elem_bytes`)
+//!   both sides move as 32-bit words: the flat run as aligned words, and each
+//!   destination row as words gathered from the chunk, its window shifted back
+//!   (by up to `vec - 1` elements, for which the chunk holds `vec` more rows) so
+//!   that its stores start on a word whatever the row's address
+//!   ([`Geometry::packs`]).
 //! * [`Form::Wide`]: sources of at most 32 rows whose destination is one run
 //!   (`dst_ld == rows`): the mirror image.
 //!
@@ -234,6 +239,23 @@ impl Geometry {
         matches!(self.form, Form::Small | Form::Strip)
     }
 
+    /// Whether a thread moves `vec` units as one vector it gathers or scatters
+    /// unit by unit (`small` and `strip`, and `tall` with 1- and 2-byte elements,
+    /// whose `vec` makes a 32-bit word); its unit is then the element.
+    pub fn packs(&self) -> bool {
+        self.vec > 1 && (self.gathers() || self.form == Form::Tall)
+    }
+
+    /// Elements a packed tall kernel's destination windows shift back by at most,
+    /// and the extra rows its chunk holds for it (0 for every other kernel).
+    pub fn word_shift(&self) -> u32 {
+        if self.packs() && self.form == Form::Tall {
+            self.vec
+        } else {
+            0
+        }
+    }
+
     /// Threads per block.
     pub fn threads(&self) -> u32 {
         self.tile * self.block_rows
@@ -262,7 +284,7 @@ impl Geometry {
     /// The unit one access moves, and how many units make one step of a thread (the
     /// words of a word-array element, or the `vec` rows of a block).
     pub fn unit(&self) -> (Unit, u32) {
-        if self.gathers() && self.vec > 1 {
+        if self.packs() {
             return (self.elem_unit(), self.vec);
         }
         if self.vec > 1 {
@@ -316,7 +338,7 @@ impl Geometry {
     /// Bytes of one shared-memory access (an element, a word of a word array or a
     /// vector).
     pub fn unit_bytes(&self) -> u32 {
-        if self.gathers() {
+        if self.gathers() || self.packs() {
             return self.elem_unit().bytes();
         }
         match self.elem_bytes * self.vec {

@@ -30,7 +30,7 @@ pub mod grid;
 pub mod launch;
 pub mod layout;
 pub mod moves;
-mod narrow;
+pub(crate) mod narrow;
 mod small;
 pub mod spec;
 mod tile;
@@ -40,7 +40,7 @@ use crate::ir::expr::{Expr, Less};
 use crate::kernel::geometry::{Form, Unit, MAX_NARROW, SMALL_MAX_ELEMS};
 use crate::kernel::layout::{swizzle_candidates, Layout, MAX_PAD};
 use crate::kernel::moves::Move;
-use crate::kernel::narrow::narrow_moves;
+use crate::kernel::narrow::{narrow_moves, packed_swizzle, packed_tall_moves};
 use crate::kernel::small::{small_moves, strip_moves};
 use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::kernel::tile::tile_moves;
@@ -78,6 +78,9 @@ impl Variant {
             (Strategy::None, Layout::Pad(0)) => true,
             (Strategy::Pad(Some(n)), Layout::Pad(m)) => n == m,
             (Strategy::Pad(None), Layout::Pad(n)) => n <= MAX_PAD,
+            (Strategy::Xor, Layout::Xor(z)) if self.spec.geometry.packs() => {
+                z == packed_swizzle(&self.spec.geometry)
+            }
             (Strategy::Xor, Layout::Xor(z)) => swizzle_candidates(tile).contains(&z),
             _ => false,
         };
@@ -125,6 +128,7 @@ impl Kernel {
         let (unit, words) = geometry.unit();
         let tiling = tiling(&geometry);
         let (tile_lets, moves) = match geometry.form {
+            Form::Tall if geometry.packs() => packed_tall_moves(&geometry, layout, &tiling),
             Form::Tall | Form::Wide => narrow_moves(&geometry, layout, &tiling, words),
             Form::Tile | Form::Skew => tile_moves(&geometry, layout, &tiling, words),
             Form::Small => small_moves(&geometry, &tiling, words),
@@ -206,8 +210,14 @@ impl Kernel {
 
     /// Shared memory per block, in bytes.
     pub fn shared_bytes(&self) -> u64 {
+        // Word arrays keep a plane per word; a packed chunk holds elements.
+        let planes = if self.spec.geometry.packs() {
+            1
+        } else {
+            self.words
+        };
         self.spec.geometry.shared_units(self.layout)
-            * u64::from(self.words)
+            * u64::from(planes)
             * u64::from(self.unit.bytes())
     }
 
@@ -222,6 +232,8 @@ impl Kernel {
         let (s, g) = (&self.spec, &self.spec.geometry);
         let vec = if g.vec > 1 && g.gathers() {
             format!(", {} elements per thread step as one 16-byte vector", g.vec)
+        } else if g.packs() {
+            format!(", {} elements per thread step as one 32-bit word", g.vec)
         } else if g.vec > 1 {
             format!(
                 ", {v} x {v} blocks per thread step as {b}-byte vectors",

@@ -51,9 +51,18 @@ pub struct Move {
     pub transpose: bool,
     /// Trips of the `j` loop (`Var::J` runs over `0..iters`).
     pub iters: u32,
-    /// A vector store (`small` kernels): where this guard holds, the `words`
-    /// units of `from` (`Var::K` over them) are loaded and stored to `to` as one
-    /// vector (`to` is then unit `k` of it, the first one vector-aligned); where it
-    /// does not, unit by unit where `guard`, which may depend on `Var::K`, holds.
-    pub pack: Option<Guard>,
+    /// A vector move (`small`, `strip` and packed `tall` kernels), where it has one.
+    pub pack: Option<Pack>,
+}
+
+/// How a move's `words` units (`Var::K` over them) move as one vector: where
+/// `full` holds, they are stored to `to` at once (`to` is then unit `k` of the
+/// vector, the first one vector-aligned), after being loaded at once from `from`
+/// (`load`; the same of `from`) or gathered unit by unit; where `full` does not
+/// hold, each unit moves alone where the move's guard, which may depend on
+/// `Var::K`, holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pack {
+    pub full: Guard,
+    pub load: bool,
 }

@@ -3,8 +3,8 @@
 
 use crate::ir::expr::{Expr, Guard, Less, Var};
 use crate::kernel::geometry::{Form, Geometry};
-use crate::kernel::layout::Layout;
-use crate::kernel::moves::{Mem, Move, Place};
+use crate::kernel::layout::{Layout, Swizzle};
+use crate::kernel::moves::{Mem, Move, Pack, Place};
 use crate::kernel::tiling::Tiling;
 
 /// The two moves of a tall or wide kernel: the flat side as one run, the strided side
@@ -137,4 +137,131 @@ pub(crate) fn narrow_moves(
         vec![strided_move(true), flat_move(false)]
     };
     (vec![l0], moves)
+}
+
+/// The layout of a packed tall kernel's chunk with `swizzle`: CuTe's
+/// `Swizzle<5, M, 5>` on its units (`2^M` of them make a 32-bit word), its `B`
+/// bits cut at run time to the narrow side's power of two (`low - 1`). Word `w`
+/// becomes `w ^ ((w >> 5) & (low - 1))`: a warp's 32 words of the flat run stay in
+/// one bank row, and the gathers, which read words `c + n * lane` for any offset
+/// `c`, meet 32 banks for every width `n` (odd widths need no swizzle; for `n = 2^a
+/// m` the lanes that share a bank differ in their `w >> 5` by multiples of the odd
+/// `m`, whose low `a` bits then tell them apart). A padding cannot do this: the
+/// windows' shifts move the gathers across its gaps.
+pub(crate) fn packed_swizzle(g: &Geometry) -> Swizzle {
+    Swizzle {
+        b: 5,
+        m: g.vec.trailing_zeros(),
+        s: 5,
+    }
+}
+
+/// The two moves of a tall kernel of 1- or 2-byte elements (`vec` of them make a
+/// 32-bit word), both in words.
+///
+/// The chunk holds source rows `l0 - vec .. l0 + chunk`, read as the aligned words
+/// of one flat run (`src_ld == cols`, an aligned pointer and batch stride: the
+/// run's words start on words). Destination row `o` of the chunk is the window
+/// `l0 - s .. l0 + chunk - s`, where `s` is how far the row's position `l0` lies
+/// past a word boundary (`(o * dst_ld + b * dst_batch_stride + dst_off) % vec`):
+/// each thread gathers `vec` elements of the window from the chunk and stores them
+/// as one aligned word, or element by element at the matrix's ends. Windows of
+/// consecutive chunks meet exactly (`chunk` is a multiple of `vec`), so the
+/// chunks cover `rows + vec - 1` positions.
+pub(crate) fn packed_tall_moves(
+    g: &Geometry,
+    layout: Layout,
+    t: &Tiling,
+) -> (Vec<Expr>, Vec<Move>) {
+    let v = Expr::var;
+    let vec = i64::from(g.vec);
+    let shift = i64::from(g.word_shift());
+    let threads = i64::from(g.threads());
+    let iters = g.chunk_elems() / g.vec / g.threads();
+    // The chunk's words `w` (units `q`) XOR-swizzled as `w ^ ((w >> 5) & (low -
+    // 1))` ([`packed_swizzle`]), or unswizzled (`none`).
+    let shared = |q: Expr| Place {
+        mem: Mem::Shared,
+        index: match layout {
+            Layout::Xor(z) => {
+                let key = (q.clone() >> i64::from(z.m + z.s)).and(t.low.clone() - 1);
+                q.xor(key << i64::from(z.m))
+            }
+            _ => q,
+        },
+    };
+    let (narrow, chunk) = (t.narrow.clone(), t.chunk.clone());
+    let l0 = Expr::named("l0", v(Var::Tile) * chunk.clone());
+    let f = Expr::small(
+        "f",
+        v(Var::Ty) * i64::from(g.tile) + v(Var::Tx) + v(Var::J) * threads,
+    );
+    let k = v(Var::K);
+
+    // The flat run: word `f` of the chunk, `vec` elements from `l0 - shift` rows.
+    let flat_len = (chunk.clone() + shift) * narrow.clone();
+    let at = l0.clone() * narrow.clone() + f.clone() * vec; // + shift rows
+    let total = (v(Var::Rows) + shift) * narrow.clone();
+    let before = narrow.clone() * shift - 1;
+    let flat_move = Move {
+        lets: vec![f.clone()],
+        guard: Guard(vec![
+            Less(f.clone() * vec + k.clone(), flat_len.clone()),
+            Less(before.clone(), at.clone() + k.clone()),
+            Less(at.clone() + k.clone(), total.clone()),
+        ]),
+        from: Place {
+            mem: Mem::Src,
+            index: v(Var::Batch) * v(Var::SrcBatchStride) + at.clone() + k.clone()
+                - narrow.clone() * shift,
+        },
+        to: shared(f.clone() * vec + k.clone()),
+        transpose: false,
+        iters,
+        pack: Some(Pack {
+            full: Guard(vec![
+                Less(f.clone() * vec + (vec - 1), flat_len),
+                Less(before, at.clone()),
+                Less(at + (vec - 1), total),
+            ]),
+            load: true,
+        }),
+    };
+
+    // The strided side: word `i` of destination row `o`'s window.
+    let per_row = chunk / vec;
+    let o = Expr::small("o", Expr::quot(f.clone(), &t.chunk_m));
+    let p = Expr::small("p", (f.clone() - o.clone() * per_row.clone()) * vec);
+    let s = Expr::small(
+        "s",
+        (o.clone() * v(Var::DstLd) + v(Var::Batch) * v(Var::DstBatchStride) + v(Var::DstOff))
+            .and(Expr::Lit(vec - 1)),
+    );
+    let in_chunk = Less(f.clone(), per_row * narrow.clone());
+    let pos = l0.clone() + p.clone(); // + s: the window's start is `pos - s`
+    let strided_move = Move {
+        lets: vec![f, o.clone(), p.clone(), s.clone()],
+        guard: Guard(vec![
+            in_chunk.clone(),
+            Less(s.clone(), pos.clone() + k.clone() + 1),
+            Less(pos.clone() + k.clone(), v(Var::Rows) + s.clone()),
+        ]),
+        from: shared((p + k.clone() + shift - s.clone()) * narrow + o.clone()),
+        to: Place {
+            mem: Mem::Dst,
+            index: v(Var::Batch) * v(Var::DstBatchStride) + o * v(Var::DstLd) + pos.clone() + k
+                - s.clone(),
+        },
+        transpose: false,
+        iters,
+        pack: Some(Pack {
+            full: Guard(vec![
+                in_chunk,
+                Less(s.clone(), pos.clone() + 1),
+                Less(pos + (vec - 1), v(Var::Rows) + s),
+            ]),
+            load: false,
+        }),
+    };
+    (vec![l0], vec![flat_move, strided_move])
 }

@@ -5,7 +5,7 @@
 
 use crate::ir::expr::{Expr, Guard, Less, Var};
 use crate::kernel::geometry::{Geometry, SMALL_ITERS};
-use crate::kernel::moves::{Mem, Move, Place};
+use crate::kernel::moves::{Mem, Move, Pack, Place};
 use crate::kernel::tiling::Tiling;
 
 /// The tile lets and the one move of a `small` kernel.
@@ -108,6 +108,9 @@ fn gather(
         to: place(Mem::Dst, dst_elem),
         transpose: false,
         iters: SMALL_ITERS,
-        pack: (vec > 1).then(|| Guard(vec![Less(first + (vec - 1), total)])),
+        pack: (vec > 1).then(|| Pack {
+            full: Guard(vec![Less(first + (vec - 1), total)]),
+            load: false,
+        }),
     }
 }

@@ -177,12 +177,16 @@ impl TransposeSpec {
     }
 
     /// The same spec in another [`Form`], validated. A `small` or `strip`
-    /// kernel's `vec` is its element size's ([`small_vec`]): a spec with `vec = 1`
+    /// kernel's `vec` is its element size's ([`small_vec`]), a tall kernel's of 1-
+    /// or 2-byte elements the elements of a 32-bit word: a spec with `vec = 1`
     /// gets it.
     pub fn with_form(self, form: Form) -> Result<Self, SpecError> {
         self.with(|g| {
             if matches!(form, Form::Small | Form::Strip) && g.vec == 1 {
                 g.vec = small_vec(g.elem_bytes);
+            }
+            if form == Form::Tall && g.elem_bytes < 4 && g.vec == 1 {
+                g.vec = 4 / g.elem_bytes;
             }
             g.form = form;
         })
@@ -254,7 +258,8 @@ impl TransposeSpec {
                         .join(", ")
                 )));
             }
-            if self.strategy == Strategy::Naive {
+            // (Other forms say why naive does not suit them.)
+            if self.strategy == Strategy::Naive && g.form == Form::Tile {
                 return Err(bad(
                     "naive has no shared tile to transpose blocks through; use vec = 1",
                 ));
@@ -302,16 +307,30 @@ impl TransposeSpec {
                 why,
             })
         };
-        if g.vec != 1 {
-            return bad(format!(
-                "{} kernels move single elements; use vec = 1",
-                g.form
-            ));
+        // A tall kernel of 1- or 2-byte elements moves them as 32-bit words.
+        let word = (g.form == Form::Tall && g.elem_bytes < 4).then(|| 4 / g.elem_bytes);
+        if g.vec != word.unwrap_or(1) {
+            return bad(match word {
+                Some(v) => format!(
+                    "a tall kernel moves {}-byte elements as 32-bit words; use vec = {v}",
+                    g.elem_bytes
+                ),
+                None => format!("{} kernels move single elements; use vec = 1", g.form),
+            });
         }
+
         if self.strategy == Strategy::Naive {
             return bad("it works through shared memory; naive has none".into());
         }
-        if matches!(self.strategy, Strategy::Xor | Strategy::Rotate)
+        if g.packs() && matches!(self.strategy, Strategy::Pad(_) | Strategy::Rotate) {
+            return bad(format!(
+                "a tall kernel of {}-byte elements shifts each destination row's window by its \
+                 address, and no padding keeps those gathers conflict-free; use strategy = swizzle",
+                g.elem_bytes
+            ));
+        }
+        if !g.packs()
+            && matches!(self.strategy, Strategy::Xor | Strategy::Rotate)
             && matches!(g.form, Form::Tall | Form::Wide)
         {
             return bad(format!(
@@ -319,10 +338,10 @@ impl TransposeSpec {
                 g.form
             ));
         }
-        if matches!(g.form, Form::Tall | Form::Wide) && g.elem_bytes < 4 {
+        if g.form == Form::Wide && g.elem_bytes < 4 {
             return bad(format!(
-                "{}-byte elements of neighbouring rows share 32-bit bank words in a narrow chunk; \
-                 tall and wide kernels take elements of 4 bytes or more (a tile kernel with vec > 1 runs these shapes)",
+                "{}-byte elements of neighbouring rows share 32-bit bank words in a wide chunk; \
+                 wide kernels take elements of 4 bytes or more (a strip kernel runs these shapes)",
                 g.elem_bytes
             ));
         }

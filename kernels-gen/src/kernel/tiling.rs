@@ -24,11 +24,14 @@ pub(crate) struct Tiling {
     pub chunk: Expr,
     /// Narrow forms: units between two padding units in the shared chunk.
     pub period: Expr,
-    /// Narrow forms: the multipliers that divide by `chunk` and `period`
+    /// Narrow forms: the multipliers that divide by `chunk` (by `chunk / vec` in
+    /// a packed tall kernel) and `period`
     /// ([`Expr::quot`]; every quotient the kernel takes is below 2^16, the divisors
     /// below 2^13, so they are exact).
     pub chunk_m: Expr,
     pub period_m: Expr,
+    /// Narrow forms: the lowest set bit of the narrow side.
+    pub low: Expr,
     /// Small form: elements per matrix and the multipliers that divide by it and
     /// by `rows` (exact: [`crate::kernel::geometry::SMALL_MAX_ELEMS`]); strip
     /// form: the matrix's elements and the multiplier of `rows`.
@@ -80,6 +83,7 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
                 chunk: Expr::Lit(0),
                 period: Expr::Lit(0),
                 chunk_m: Expr::Lit(0),
+                low: Expr::Lit(0),
                 period_m: Expr::Lit(0),
                 mat: Expr::Lit(0),
                 mat_m: Expr::Lit(0),
@@ -104,12 +108,19 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
                 (Var::Rows, Var::Cols)
             };
             let narrow = Expr::small("narrow", v(narrow_var));
-            // Whole warps per narrow row: a multiple of 32.
+            // Whole warps per narrow row: a multiple of 32 (of 32 words in a
+            // packed chunk, which also holds `shift` more rows).
+            let shift = i64::from(g.word_shift());
+            let per_warp = 32 * i64::from(g.vec);
             let chunk = Expr::small(
                 "chunk",
-                Expr::Lit(i64::from(g.chunk_elems())) / narrow.clone() / 32 * 32,
+                (Expr::Lit(i64::from(g.chunk_elems())) / narrow.clone() - shift) / per_warp
+                    * per_warp,
             );
-            let ntiles = Expr::named("ntiles", (v(long) + chunk.clone() - 1) / chunk.clone());
+            // A packed kernel's windows shift back by up to `shift - 1` rows, so its
+            // chunks cover `long + shift - 1` positions.
+            let span = v(long) + (shift - 1).max(0);
+            let ntiles = Expr::named("ntiles", (span.clone() + chunk.clone() - 1) / chunk.clone());
             // One unit of padding every lcm(bank row, narrow) units: stride-`narrow`
             // accesses then meet every bank once (the analyzer checks each width).
             let w = i64::from(g.bank_row_units());
@@ -120,18 +131,20 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
                     * (narrow.clone() >> Expr::ctz(narrow.clone()))
                     * ((lowest_bit.clone() + (w - 1)) / w),
             );
-            let chunk_m = Expr::magic("chunk_m", chunk.clone());
+            // A packed kernel's strided side divides by the words per row instead.
+            let chunk_m = Expr::magic("chunk_m", chunk.clone() / i64::from(g.vec));
             let period_m = Expr::magic("period_m", period.clone());
             Tiling {
                 lets: vec![
                     narrow.clone(),
                     chunk.clone(),
-                    lowest_bit,
+                    lowest_bit.clone(),
                     period.clone(),
                     chunk_m.clone(),
                     period_m.clone(),
                 ],
-                more: Less(v(Var::Tile) * chunk.clone(), v(long)),
+                more: Less(v(Var::Tile) * chunk.clone(), span),
+                low: lowest_bit,
                 period,
                 chunk_m,
                 period_m,
@@ -174,6 +187,7 @@ fn gathered(g: &Geometry, total: Expr, mat: Expr, mat_m: Expr) -> Tiling {
         chunk: Expr::Lit(chunk),
         period: Expr::Lit(0),
         chunk_m: Expr::Lit(0),
+        low: Expr::Lit(0),
         period_m: Expr::Lit(0),
         mat,
         mat_m,

@@ -19,7 +19,7 @@
 
 use crate::kernel::geometry::Form;
 use crate::kernel::layout::Layout;
-use crate::kernel::moves::{Mem, Move};
+use crate::kernel::moves::{Mem, Move, Pack};
 use crate::kernel::Kernel;
 use crate::render::writer::CWriter;
 use std::fmt::{self, Write};
@@ -35,7 +35,8 @@ pub(crate) const UNROLL_CAP: u32 = 8;
 /// v4 xor on sm_90); the rest, `rotate` included (t64 r8 2-byte vec 2 spilled 8
 /// bytes on sm_90 at 16), [`UNROLL_CAP`]; tall and wide kernels keep 32 bytes per
 /// thread in flight per unrolled loop (their 8-byte kernel spilled 8 to 40 bytes on
-/// sm_80/90 with 8 copies of its 64-bit addresses live); skew kernels unroll up to 16
+/// sm_80/90 with 8 copies of its 64-bit addresses live; packed ones: [`move_cap`]);
+/// skew kernels unroll up to 16
 /// (the read of a 32 x 71 tile is 9 rows per thread, all of them in flight).
 pub(crate) fn unroll_cap(k: &Kernel) -> u32 {
     if k.spec.geometry.gathers() {
@@ -54,6 +55,21 @@ pub(crate) fn unroll_cap(k: &Kernel) -> u32 {
     }
 }
 
+/// [`unroll_cap`] for one move: a packed tall kernel stages 4 words of its flat
+/// run at a time and unrolls its gathers from the chunk by 2 (NVRTC 13.0 used 74
+/// to 128 registers with 8 of each, and spilled up to 16 bytes; with 4 and 2 it
+/// uses 34 to 40).
+fn move_cap(k: &Kernel, mv: &Move) -> u32 {
+    match (
+        k.spec.geometry.packs() && !k.spec.geometry.gathers(),
+        mv.from.mem,
+    ) {
+        (true, Mem::Shared) => 2 * k.words,
+        (true, _) => 4 * k.words,
+        (false, _) => unroll_cap(k),
+    }
+}
+
 /// How far the `j` loop unrolls: fully while `iters * words` copies of the body
 /// stay within `cap`, else by the largest power of two that does.
 fn unroll_by(iters: u32, words: u32, cap: u32) -> u32 {
@@ -62,6 +78,14 @@ fn unroll_by(iters: u32, words: u32, cap: u32) -> u32 {
         u /= 2;
     }
     u
+}
+
+/// The unroll factor a [`pragma`] names.
+fn pragma_factor(pragma: &str, iters: u32) -> u32 {
+    pragma
+        .strip_prefix("#pragma unroll ")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(iters)
 }
 
 /// The `j` loop's pragma for an unroll factor `u` of `iters`.
@@ -100,8 +124,8 @@ pub(crate) const INDEX_TYPE: &str = "bf_index";
 
 /// The C type of one access of `k`.
 pub(crate) fn access_type(k: &Kernel) -> &'static str {
-    // A `small` kernel loads units and stores whole vectors through a cast.
-    if k.spec.geometry.vec > 1 && !k.spec.geometry.gathers() {
+    // A packing kernel moves units and whole vectors through a cast.
+    if k.spec.geometry.vec > 1 && !k.spec.geometry.packs() {
         VEC_TYPE
     } else {
         k.unit.c_type()
@@ -111,12 +135,12 @@ pub(crate) fn access_type(k: &Kernel) -> &'static str {
 /// Writes `mv`'s loop: staged ([`stages`]) as all its loads into registers, then
 /// all its stores; else one load-store pair per iteration.
 pub(crate) fn body_of(w: &mut CWriter, k: &Kernel, mv: &Move) -> fmt::Result {
-    let u = unroll_by(mv.iters, k.words, unroll_cap(k));
+    let u = unroll_by(mv.iters, k.words, move_cap(k, mv));
     // Values per iteration: the block's rows (transpose) or the element's words.
     let n = k.words;
     let (from, to) = (mv.from.c(), mv.to.c());
-    if let Some(full) = &mv.pack {
-        return loop_packed(w, mv, &pragma(u, mv.iters), n, &full.c());
+    if let Some(pack) = &mv.pack {
+        return loop_packed(w, mv, &pragma(u, mv.iters), n, pack);
     }
     if !stages(k, mv, u) {
         let both = |w: &mut CWriter| {
@@ -185,11 +209,68 @@ fn j_loop(
     )
 }
 
-/// A packed move's `j` loop: where `full` holds, its `n` units gathered into one
-/// vector and stored at once (`k = 0` names the vector's first unit); elsewhere
-/// unit by unit where its guard holds.
-fn loop_packed(w: &mut CWriter, mv: &Move, pragma: &str, n: u32, full: &str) -> fmt::Result {
+/// A packed move's `j` loop: where `pack.full` holds, its `n` units gathered into
+/// one vector and stored at once (`k = 0` names the vector's first unit);
+/// elsewhere unit by unit where its guard holds. A move that loads whole vectors
+/// (`pack.load`) is staged: every iteration's vector (or units) is loaded into
+/// registers first, then all are stored, so that a thread has all its loads in
+/// flight (with the load and the store of one iteration behind one branch, NVRTC
+/// issued them one at a time).
+fn loop_packed(w: &mut CWriter, mv: &Move, pragma: &str, n: u32, pack: &Pack) -> fmt::Result {
     let (from, to) = (mv.from.c(), mv.to.c());
+    let full = pack.full.c();
+    let guard = mv.guard.c();
+    let both_ways = |w: &mut CWriter, whole: &str, unit: &str| {
+        w.block(format_args!("if ({full})"), |w| {
+            writeln!(w, "const unsigned k = 0;")?;
+            writeln!(w, "{whole}")
+        })?;
+        w.block(format_args!("else"), |w| {
+            writeln!(w, "#pragma unroll")?;
+            w.block(format_args!("for (unsigned k = 0; k < {n}; ++k)"), |w| {
+                writeln!(w, "if ({guard}) {unit}")
+            })
+        })
+    };
+    if pack.load {
+        // In chunks of the unroll factor `u`: its loads, then its stores.
+        let u = pragma_factor(pragma, mv.iters);
+        let tail = !mv.iters.is_multiple_of(u);
+        let chunk = |w: &mut CWriter, stmt: &dyn Fn(&mut CWriter) -> fmt::Result| {
+            writeln!(w, "#pragma unroll")?;
+            w.block(format_args!("for (unsigned jj = 0; jj < {u}; ++jj)"), |w| {
+                writeln!(w, "const unsigned j = j0 + jj;")?;
+                if tail {
+                    writeln!(w, "if (j >= {}) break;", mv.iters)?;
+                }
+                for l in &mv.lets {
+                    w.decl(INDEX_TYPE, l)?;
+                }
+                stmt(w)
+            })
+        };
+        writeln!(w, "#pragma unroll 1")?;
+        return w.block(
+            format_args!("for (unsigned j0 = 0; j0 < {}; j0 += {u})", mv.iters),
+            |w| {
+                writeln!(w, "{VEC_TYPE} stage[{u}];")?;
+                chunk(w, &|w: &mut CWriter| {
+                    both_ways(
+                        w,
+                        &format!("stage[jj] = *reinterpret_cast<const {VEC_TYPE}*>(&{from});"),
+                        &format!("stage[jj].e[k] = {from};"),
+                    )
+                })?;
+                chunk(w, &|w: &mut CWriter| {
+                    both_ways(
+                        w,
+                        &format!("*reinterpret_cast<{VEC_TYPE}*>(&{to}) = stage[jj];"),
+                        &format!("{to} = stage[jj].e[k];"),
+                    )
+                })
+            },
+        );
+    }
     j_loop(w, mv, pragma, |w| {
         w.block(format_args!("if ({full})"), |w| {
             writeln!(w, "{VEC_TYPE} v;")?;
@@ -200,7 +281,7 @@ fn loop_packed(w: &mut CWriter, mv: &Move, pragma: &str, n: u32, full: &str) -> 
         w.block(format_args!("else"), |w| {
             writeln!(w, "#pragma unroll")?;
             w.block(format_args!("for (unsigned k = 0; k < {n}; ++k)"), |w| {
-                writeln!(w, "if ({}) {to} = {from};", mv.guard.c())
+                writeln!(w, "if ({guard}) {to} = {from};")
             })
         })
     })

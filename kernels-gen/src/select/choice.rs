@@ -147,9 +147,15 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     if spec.geometry.vec != 1 || !matches!(spec.strategy, Strategy::Pad(None) | Strategy::Xor) {
         return Vec::new();
     }
+    // Tall kernels of 1- and 2-byte elements move words and swizzle their chunk
+    // (no padding keeps their shifted gathers conflict-free).
     let narrow = |form| {
-        TransposeSpec::new(32, spec.geometry.elem_bytes, Strategy::Pad(None))
-            .and_then(|s| s.with_form(form))
+        let strategy = if form == Form::Tall && spec.geometry.elem_bytes < 4 {
+            Strategy::Xor
+        } else {
+            Strategy::Pad(None)
+        };
+        TransposeSpec::new(32, spec.geometry.elem_bytes, strategy).and_then(|s| s.with_form(form))
     };
     // Padded for both strategies: on 8191 x 8193 f32 the padded skew tile runs at
     // 0.82 of memcpy and the XOR one at 0.74 (H100, tile 32 x 39).
