@@ -131,14 +131,19 @@ fn every_grid_kernel_compiles_without_spills() {
         return;
     }
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    // Specs outside the proven table search their layout: on every core, each
-    // taking the next spec (a few searches take seconds).
+    // Specs outside the proven table search their layout, and their headers
+    // quote the analyzer's verdict: on every core, each taking the next spec (a
+    // few searches take seconds).
     let specs = grid(&ALL_STRATEGIES);
-    let built: Vec<Kernel> = on_every_core(threads, specs.len(), |i| Kernel::build(specs[i]).ok())
+    let (built, kernels): (Vec<Kernel>, Vec<KernelSource>) =
+        on_every_core(threads, specs.len(), |i| {
+            let k = Kernel::build(specs[i]).ok()?;
+            let s = KernelSource::from_kernel(&k);
+            Some((k, s))
+        })
         .into_iter()
         .flatten()
-        .collect();
-    let kernels: Vec<KernelSource> = built.iter().map(KernelSource::from_kernel).collect();
+        .unzip();
     // Each kernel's build that ordinary calls run (the 32-bit one, or the 64-bit
     // one where the 32-bit build does not pay and never runs), in batches for one
     // of sm_75, sm_80 and sm_90 in turn: every kernel is compiled and every arch
