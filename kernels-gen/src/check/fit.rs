@@ -50,10 +50,17 @@ pub enum Refusal {
     NotSmall { rows: u64, elems: u64 },
     /// A small kernel and matrices the tile kernels move faster.
     TileFaster { bytes: u64 },
-    /// A skew kernel and a source narrower than its tile.
+    /// A skew kernel wider than 32 and a source narrower than its tile.
     Narrow { cols: u64, tile: u32 },
     /// A strip kernel and more than one matrix.
     OneMatrix { batch: u64 },
+    /// A tall kernel of 1- or 2-byte elements and more columns than it is
+    /// faster for.
+    TileWins {
+        cols: u64,
+        max: u64,
+        elem_bytes: u32,
+    },
     /// A 1-element square tile wider than 32 and a matrix side below it.
     BelowTile {
         side: &'static str,
@@ -103,6 +110,10 @@ impl fmt::Display for Refusal {
             Refusal::Narrow { cols, tile } => write!(
                 f,
                 "cols = {cols} is narrower than the skew tile's {tile}: a square tile wastes less of itself"
+            ),
+            Refusal::TileWins { cols, max, elem_bytes } => write!(
+                f,
+                "cols = {cols}: above {max} columns a square or skew tile moves {elem_bytes}-byte elements faster than the tall kernel"
             ),
             Refusal::BelowTile { side, n, tile } => write!(
                 f,
@@ -275,11 +286,84 @@ pub fn unsuited(g: &Geometry, shape: &Shape) -> Option<Refusal> {
             });
         }
     }
-    // A skew tile narrower than its tile leaves most of it idle: on 774979 x 31
-    // 2-byte elements the 64-wide skew tile ran at 0.54 of memcpy, the 32-wide
-    // square tile at 0.66 (H100, `bench --random 8 --seed 1 --alternatives`).
-    (g.form == Form::Skew && shape.cols < u64::from(g.tile)).then_some(Refusal::Narrow {
-        cols: shape.cols,
-        tile: g.tile,
-    })
+    if g.packs() && g.form == Form::Tall {
+        let max = packed_tall_max_cols(g.elem_bytes);
+        if shape.cols > max {
+            return Some(Refusal::TileWins {
+                cols: shape.cols,
+                max,
+                elem_bytes: g.elem_bytes,
+            });
+        }
+    }
+    // A skew tile wider than 32 on a narrower source leaves most of it idle: on
+    // 774979 x 31 2-byte elements the 64-wide skew tile ran at 0.54 of memcpy, the
+    // 32-wide square tile at 0.66; the 32-wide skew tile runs it at 0.88, and
+    // 435405 x 24 at 0.74 (the square tile 0.65; H100, `bench --random 8 --seed 1
+    // --alternatives`).
+    (g.form == Form::Skew && g.tile > 32 && shape.cols < u64::from(g.tile)).then_some(
+        Refusal::Narrow {
+            cols: shape.cols,
+            tile: g.tile,
+        },
+    )
+}
+
+/// The most columns for which a tall kernel of 1- or 2-byte elements beats the
+/// square and skew tiles. The tall kernel's speed does not depend on the width
+/// (0.55-0.61 of memcpy), a 32-wide tile's grows with it; H100, 32 MB matrices of
+/// every width from 2 to 32: 2-byte 0.59 against 0.54 at 17 columns, 0.58
+/// against 0.60 at 20; 1-byte 0.55 against 0.50 at 31, 0.51 against 0.53 at 32.
+pub fn packed_tall_max_cols(elem_bytes: u32) -> u64 {
+    if elem_bytes == 1 {
+        31
+    } else {
+        17
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g(form: Form, tile: u32, elem_bytes: u32, vec: u32) -> Geometry {
+        Geometry {
+            form,
+            tile,
+            block_rows: 8,
+            elem_bytes,
+            vec,
+        }
+    }
+
+    #[test]
+    fn packed_tall_kernels_suit_the_widths_they_win() {
+        for (e, max) in [(1u32, 31u64), (2, 17)] {
+            let tall = g(Form::Tall, 32, e, 4 / e);
+            assert_eq!(unsuited(&tall, &Shape::new(100_001, max)), None);
+            assert_eq!(
+                unsuited(&tall, &Shape::new(100_001, max + 1)),
+                Some(Refusal::TileWins {
+                    cols: max + 1,
+                    max,
+                    elem_bytes: e
+                })
+            );
+        }
+        // 4-byte tall kernels take every width up to 32.
+        assert_eq!(
+            unsuited(&g(Form::Tall, 32, 4, 1), &Shape::new(100_001, 32)),
+            None
+        );
+    }
+
+    #[test]
+    fn only_skew_tiles_wider_than_32_skip_narrow_sources() {
+        let odd = Shape::new(435_405, 24);
+        assert_eq!(unsuited(&g(Form::Skew, 32, 2, 1), &odd), None);
+        assert_eq!(
+            unsuited(&g(Form::Skew, 64, 4, 1), &odd),
+            Some(Refusal::Narrow { cols: 24, tile: 64 })
+        );
+    }
 }
