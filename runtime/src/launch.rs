@@ -86,10 +86,11 @@ impl<T> DstArg<T> for CudaViewMut<'_, T> {
 }
 
 /// Transposes with the first of `kernels` that can run this call and whose form
-/// suits its shape (a `vec > 1` kernel needs dimensions, pitches and strides
+/// suits its shape (a `vec > 1` tile kernel needs dimensions, pitches and strides
 /// divisible by its `vec` and aligned pointers; a tall or wide kernel a narrow side
-/// of at most 32 stored as one run; a skew kernel is for destinations whose rows do
-/// not start on 32-byte sectors): list the most specialized first and a `vec = 1`
+/// of at most 32 stored as one run, and a tall one of 1- or 2-byte elements an
+/// aligned source; a skew kernel is for destinations whose rows do not start on
+/// 32-byte sectors): list the most specialized first and a `vec = 1`
 /// tile kernel last. Otherwise as [`transpose`]; with no kernel that fits, the last
 /// one's [`Error::Unfit`].
 ///
