@@ -203,13 +203,18 @@ pub(crate) fn packed_tall_moves(
     let at = l0.clone() * narrow.clone() + f.clone() * vec; // + shift rows
     let total = (v(Var::Rows) + shift) * narrow.clone();
     let before = narrow.clone() * shift - 1;
+    // Units `first..=last` of the word inside the chunk and the matrix: unit `k`
+    // for the element-by-element path, the whole word for the vector one.
+    let flat_inside = |first: Expr, last: Expr| {
+        Guard(vec![
+            Less(f.clone() * vec + last.clone(), flat_len.clone()),
+            Less(before.clone(), at.clone() + first),
+            Less(at.clone() + last, total.clone()),
+        ])
+    };
     let flat_move = Move {
         lets: vec![f.clone()],
-        guard: Guard(vec![
-            Less(f.clone() * vec + k.clone(), flat_len.clone()),
-            Less(before.clone(), at.clone() + k.clone()),
-            Less(at.clone() + k.clone(), total.clone()),
-        ]),
+        guard: flat_inside(k.clone(), k.clone()),
         from: Place {
             mem: Mem::Src,
             index: v(Var::Batch) * v(Var::SrcBatchStride) + at.clone() + k.clone()
@@ -219,11 +224,7 @@ pub(crate) fn packed_tall_moves(
         transpose: false,
         iters,
         pack: Some(Pack {
-            full: Guard(vec![
-                Less(f.clone() * vec + (vec - 1), flat_len),
-                Less(before, at.clone()),
-                Less(at + (vec - 1), total),
-            ]),
+            full: flat_inside(Expr::Lit(0), Expr::Lit(vec - 1)),
             load: true,
         }),
     };
@@ -239,13 +240,17 @@ pub(crate) fn packed_tall_moves(
     );
     let in_chunk = Less(f.clone(), per_row * narrow.clone());
     let pos = l0.clone() + p.clone(); // + s: the window's start is `pos - s`
+                                      // Units `first..=last` of the word inside the chunk and the matrix's row.
+    let row_inside = |first: Expr, last: Expr| {
+        Guard(vec![
+            in_chunk.clone(),
+            Less(s.clone(), pos.clone() + first + 1),
+            Less(pos.clone() + last, v(Var::Rows) + s.clone()),
+        ])
+    };
     let strided_move = Move {
         lets: vec![f, o.clone(), p.clone(), s.clone()],
-        guard: Guard(vec![
-            in_chunk.clone(),
-            Less(s.clone(), pos.clone() + k.clone() + 1),
-            Less(pos.clone() + k.clone(), v(Var::Rows) + s.clone()),
-        ]),
+        guard: row_inside(k.clone(), k.clone()),
         from: shared((p + k.clone() + shift - s.clone()) * narrow + o.clone()),
         to: Place {
             mem: Mem::Dst,
@@ -255,11 +260,7 @@ pub(crate) fn packed_tall_moves(
         transpose: false,
         iters,
         pack: Some(Pack {
-            full: Guard(vec![
-                in_chunk,
-                Less(s.clone(), pos.clone() + 1),
-                Less(pos + (vec - 1), v(Var::Rows) + s),
-            ]),
+            full: row_inside(Expr::Lit(0), Expr::Lit(vec - 1)),
             load: false,
         }),
     };

@@ -220,11 +220,9 @@ fn loop_packed(w: &mut CWriter, mv: &Move, pragma: &str, n: u32, pack: &Pack) ->
     let (from, to) = (mv.from.c(), mv.to.c());
     let full = pack.full.c();
     let guard = mv.guard.c();
-    let both_ways = |w: &mut CWriter, whole: &str, unit: &str| {
-        w.block(format_args!("if ({full})"), |w| {
-            writeln!(w, "const unsigned k = 0;")?;
-            writeln!(w, "{whole}")
-        })?;
+    // Where `full` holds, `whole`; else `unit` for each unit its guard admits.
+    let both_ways = |w: &mut CWriter, whole: &dyn Fn(&mut CWriter) -> fmt::Result, unit: &str| {
+        w.block(format_args!("if ({full})"), whole)?;
         w.block(format_args!("else"), |w| {
             writeln!(w, "#pragma unroll")?;
             w.block(format_args!("for (unsigned k = 0; k < {n}; ++k)"), |w| {
@@ -257,14 +255,23 @@ fn loop_packed(w: &mut CWriter, mv: &Move, pragma: &str, n: u32, pack: &Pack) ->
                 chunk(w, &|w: &mut CWriter| {
                     both_ways(
                         w,
-                        &format!("stage[jj] = *reinterpret_cast<const {VEC_TYPE}*>(&{from});"),
+                        &|w: &mut CWriter| {
+                            writeln!(w, "const unsigned k = 0;")?;
+                            writeln!(
+                                w,
+                                "stage[jj] = *reinterpret_cast<const {VEC_TYPE}*>(&{from});"
+                            )
+                        },
                         &format!("stage[jj].e[k] = {from};"),
                     )
                 })?;
                 chunk(w, &|w: &mut CWriter| {
                     both_ways(
                         w,
-                        &format!("*reinterpret_cast<{VEC_TYPE}*>(&{to}) = stage[jj];"),
+                        &|w: &mut CWriter| {
+                            writeln!(w, "const unsigned k = 0;")?;
+                            writeln!(w, "*reinterpret_cast<{VEC_TYPE}*>(&{to}) = stage[jj];")
+                        },
                         &format!("{to} = stage[jj].e[k];"),
                     )
                 })
@@ -272,18 +279,16 @@ fn loop_packed(w: &mut CWriter, mv: &Move, pragma: &str, n: u32, pack: &Pack) ->
         );
     }
     j_loop(w, mv, pragma, |w| {
-        w.block(format_args!("if ({full})"), |w| {
-            writeln!(w, "{VEC_TYPE} v;")?;
-            per_k(w, n, &format!("v.e[k] = {from};"))?;
-            writeln!(w, "const unsigned k = 0;")?;
-            writeln!(w, "*reinterpret_cast<{VEC_TYPE}*>(&{to}) = v;")
-        })?;
-        w.block(format_args!("else"), |w| {
-            writeln!(w, "#pragma unroll")?;
-            w.block(format_args!("for (unsigned k = 0; k < {n}; ++k)"), |w| {
-                writeln!(w, "if ({guard}) {to} = {from};")
-            })
-        })
+        both_ways(
+            w,
+            &|w: &mut CWriter| {
+                writeln!(w, "{VEC_TYPE} v;")?;
+                per_k(w, n, &format!("v.e[k] = {from};"))?;
+                writeln!(w, "const unsigned k = 0;")?;
+                writeln!(w, "*reinterpret_cast<{VEC_TYPE}*>(&{to}) = v;")
+            },
+            &format!("{to} = {from};"),
+        )
     })
 }
 
