@@ -454,7 +454,7 @@ mod tests {
                 let Ok(spec) =
                     TransposeSpec::new(tile, e, Strategy::None).and_then(|s| s.with_form(form))
                 else {
-                    continue; // skew takes 8- and 16-byte elements only
+                    continue; // a form may refuse an element size
                 };
                 let mut layouts = vec![Layout::Pad(0), Layout::Pad(1)];
                 if form == Form::Tile {

@@ -295,9 +295,25 @@ impl Geometry {
         unit_of(self.elem_bytes).unwrap_or((Unit::U8, self.elem_bytes))
     }
 
-    /// Elements per 32-byte sector (a `skew` window's alignment).
+    /// The period, in elements, at which element addresses meet 32-byte sectors (a
+    /// `skew` window's alignment): a sector's elements for 1- to 16-byte powers of
+    /// two, 8 for 12-byte elements (8 x 12 bytes are 3 sectors), 1 for multiples
+    /// of 32 bytes.
     pub fn sector_elems(&self) -> u32 {
-        (32 / self.elem_bytes).max(1)
+        32 / sector_gcd(self.elem_bytes)
+    }
+
+    /// How a pointer's address gives its position modulo [`Geometry::sector_elems`],
+    /// as `(d, m)`: an element at position `i` from the pointer starts on a sector
+    /// when `(i + address / d * m) % sector_elems == 0`. With `d = gcd(elem_bytes,
+    /// 32)` the address is `d * (a + i * elem_bytes / d)` bytes, and `m` is the
+    /// inverse of `elem_bytes / d` modulo the period (12-byte elements: `d = 4`,
+    /// `m = 3`, since `3 * 3 = 9` is 1 modulo 8).
+    pub fn sector_phase(&self) -> (u32, u32) {
+        let d = sector_gcd(self.elem_bytes);
+        let (n, s) = (self.elem_bytes / d, 32 / d);
+        let m = (1..=s).find(|m| (n * m) % s == 1 % s).unwrap_or(1);
+        (d, m)
     }
 
     /// Elements a narrow kernel's shared chunk holds: about [`CHUNK_BYTES`], at least
@@ -368,6 +384,12 @@ impl Geometry {
     }
 }
 
+/// `gcd(elem_bytes, 32)`: the largest power of two, up to a sector, dividing an
+/// element.
+fn sector_gcd(elem_bytes: u32) -> u32 {
+    1 << elem_bytes.trailing_zeros().min(5)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -398,5 +420,39 @@ mod tests {
         };
         assert_eq!((skew(32).skew_depth(), skew(32).shared_rows()), (2, 71));
         assert_eq!((skew(64).skew_depth(), skew(64).shared_rows()), (1, 71));
+    }
+
+    #[test]
+    fn the_sector_phase_says_which_elements_start_on_sectors() {
+        for elem_bytes in [1, 2, 4, 8, 12, 16, 20, 24, 28, 32, 36, 48, 60, 64] {
+            let g = Geometry {
+                form: Form::Skew,
+                tile: 32,
+                block_rows: 8,
+                elem_bytes,
+                vec: 1,
+            };
+            let (s, (d, m)) = (g.sector_elems(), g.sector_phase());
+            assert_eq!(s * elem_bytes % 32, 0, "{elem_bytes}-byte period");
+            // Every pointer the element's alignment allows, every position.
+            for address in (0..256).map(|k| k * d) {
+                for i in 0..64 {
+                    let on_sector = (address + i * elem_bytes) % 32 == 0;
+                    assert_eq!(
+                        (i + address / d * m) % s == 0,
+                        on_sector,
+                        "{elem_bytes}-byte elements at {address} + {i}"
+                    );
+                }
+            }
+        }
+        let twelve = Geometry {
+            form: Form::Skew,
+            tile: 32,
+            block_rows: 8,
+            elem_bytes: 12,
+            vec: 1,
+        };
+        assert_eq!((twelve.sector_elems(), twelve.sector_phase()), (8, (4, 3)));
     }
 }

@@ -347,9 +347,9 @@ impl TransposeSpec {
         }
         if g.form == Form::Skew {
             let sector = g.sector_elems();
-            if !matches!(g.elem_bytes, 1 | 2 | 4 | 8 | 16) {
+            if g.elem_bytes > 16 {
                 return bad(format!(
-                    "{}-byte elements never line up with 32-byte sectors; skew takes 1-, 2-, 4-, 8- and 16-byte elements",
+                    "a skew tile of {}-byte elements is too large to keep enough blocks per SM; skew takes elements of 1 to 16 bytes",
                     g.elem_bytes
                 ));
             }

@@ -99,11 +99,15 @@ fn write_kernel(w: &mut CWriter, k: &Kernel) -> fmt::Result {
             )?;
         }
         if k.moves.iter().any(|m| m.to.index.uses(Var::DstOff)) {
+            // The pointer's position modulo the sector period (`Geometry::sector_phase`):
+            // its address over the element's power-of-two part, times the inverse
+            // of the odd rest (12-byte elements: `dst / 4 * 3`).
+            let (d, m) = g.sector_phase();
+            let times = if m > 1 { format!(" * {m}") } else { String::new() };
             writeln!(
                 w,
-                "const {INDEX_TYPE} {} = ({INDEX_TYPE})((unsigned long long)dst / {});",
+                "const {INDEX_TYPE} {} = ({INDEX_TYPE})((unsigned long long)dst / {d}{times});",
                 Var::DstOff.c_name(),
-                k.unit.bytes()
             )?;
         }
         for l in &k.kernel_lets {

@@ -108,15 +108,16 @@ pub fn fast_kernel(spec: &TransposeSpec) -> Option<Kernel> {
 
 /// Tile side of the default `skew` kernels (x 8 threads). On 8191 x 8193 f32 (H100)
 /// the 64 x 71 tile runs at 0.934 of memcpy, the 32 x 71 one at 0.928 and the
-/// 64 x 135 one at 0.927; f64: 0.933, 0.919 and 0.885. For 2-byte elements
-/// ([`skew_tile`]) the 32-wide tile is the faster: 4095 x 4097 at 0.865 against
-/// 0.834 (`bench --sweep --case 4095x4097`).
+/// 64 x 135 one at 0.927; f64: 0.933, 0.919 and 0.885. For 2- and 12-byte
+/// elements ([`skew_tile`]) the 32-wide tile is the faster: 2-byte 4095 x 4097 at
+/// 0.865 against 0.834 (`bench --sweep --case 4095x4097`); 12-byte 1973 x 821 at
+/// 0.854 against 0.775, 301 x 15013 at 0.830 against 0.817.
 pub const SKEW_TILE: u32 = 64;
 
 /// Tile side of the default `skew` kernel for `elem_bytes`: [`SKEW_TILE`], or 32
-/// for 2-byte elements.
+/// for 2- and 12-byte elements.
 pub fn skew_tile(elem_bytes: u32) -> u32 {
-    if elem_bytes == 2 {
+    if matches!(elem_bytes, 2 | 12) {
         32
     } else {
         SKEW_TILE
