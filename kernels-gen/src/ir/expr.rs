@@ -51,8 +51,10 @@ pub enum Var {
     SrcBatchStride,
     /// Kernel parameter: elements between consecutive destination matrices.
     DstBatchStride,
-    /// The destination pointer's address in elements (`skew` kernels align their
-    /// writes with it; the simulator and analyzer try every residue).
+    /// The destination pointer's position in elements, modulo the period at which
+    /// elements meet 32-byte sectors (its address in elements for power-of-two
+    /// sizes; `Geometry::sector_phase`): `skew` and packed `tall` kernels align
+    /// their writes with it, and the simulator and analyzer try every residue.
     DstOff,
 }
 
