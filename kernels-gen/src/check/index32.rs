@@ -81,13 +81,16 @@ fn power_of_two(e: &Expr) -> Option<i128> {
     }
 }
 
-/// `d` where `n - q * d` is the remainder of `q = __umulhi(n, magic)`.
+/// `d` where `n - q * d` is the remainder of `q = __umulhi(n, magic)` or of `q =
+/// n / d`.
 fn remainder_divisor<'a>(n: &Expr, qd: &'a Expr) -> Option<&'a Expr> {
     let Expr::Bin(Op::Mul, q, d) = qd.definition() else {
         return None;
     };
+    let same = |a: &Expr, b: &Expr| a == b || a.definition() == b.definition();
     match q.definition() {
-        Expr::MulHi(m, _) if m.as_ref() == n || m.definition() == n.definition() => Some(d),
+        Expr::MulHi(m, _) if same(m, n) => Some(d),
+        Expr::Bin(Op::Div, m, e) if same(m, n) && same(e, d) => Some(d),
         _ => None,
     }
 }
@@ -125,7 +128,9 @@ fn bound(e: &Expr, r: &Ranges) -> Result<Span, Wide> {
             match op {
                 Op::Add => x.zip(y).and_then(|(x, y)| span(x.0 + y.0, x.1 + y.1)),
                 // `n - quot(n, d) * d`, the remainder of a magic division (exact: see
-                // `Expr::quot`), lies in [0, d) where intervals alone cannot tell.
+                // `Expr::quot`), or `n - n / d * d` (the division's operands are
+                // checked exact when `b` is bounded), lies in [0, d) where intervals
+                // alone cannot tell.
                 Op::Sub if remainder_divisor(a, b).is_some() => {
                     let d = remainder_divisor(a, b).map(|d| bound(d, r)).transpose()?;
                     match (x, d.flatten()) {
@@ -345,6 +350,28 @@ mod tests {
         assert!(proven(&wide, &Shape::new(3, 1 << 22)));
         let skew = g(Form::Skew, 4, 1);
         assert!(proven(&skew, &Shape::new(8191, 8193)));
+        // The gathering forms: a tile's offset in its matrix (column) is the
+        // remainder of one division per tile.
+        for e in [1, 2, 4, 8, 12, 16] {
+            let small = TransposeSpec::small(e).expect("small spec").geometry;
+            for (b, r, c) in [
+                (4396, 40, 55),
+                (26249, 26, 22),
+                (100003, 3, 3),
+                (131, 63, 61),
+            ] {
+                assert!(
+                    runs(&small, &Shape::batched(b, r, c)),
+                    "{e}-byte {b}x{r}x{c}"
+                );
+            }
+            assert!(!proven(&small, &Shape::batched(1 << 31, 3, 3)), "{e}-byte");
+        }
+        for e in [1, 2] {
+            let strip = TransposeSpec::strip(e).expect("strip spec").geometry;
+            assert!(runs(&strip, &Shape::new(8, 1072190)), "{e}-byte strip");
+            assert!(runs(&strip, &Shape::new(2, 13153002)), "{e}-byte strip");
+        }
     }
 
     #[test]
@@ -389,5 +416,26 @@ mod tests {
         assert!(bound(&(rows() % 8), &r).is_ok());
         assert!(bound(&(rows() / 8), &r).is_err());
         assert!(bound(&(rows().and(7) / 8), &r).is_ok());
+        // `n - n / d * d` is the remainder, in [0, d), when the division is exact;
+        // the same shape with another divisor is not.
+        vals[Var::Rows.slot()] = (0, 1 << 31);
+        vals[Var::Cols.slot()] = (7, 9);
+        let r = Ranges(vals);
+        let cols = || Expr::var(Var::Cols);
+        let rem = rows() - rows() / cols() * cols();
+        assert_eq!(bound(&rem, &r).ok().flatten(), Some((0, 8)));
+        let named = Expr::named("q", rows() / cols());
+        assert_eq!(
+            bound(&(rows() - named * cols()), &r).ok().flatten(),
+            Some((0, 8))
+        );
+        let other = rows() - rows() / cols() * (cols() + 1);
+        assert!(exact(bound(&other, &r).unwrap_or(None)).is_err());
+        vals[Var::Rows.slot()] = (0, 1 << 32);
+        let r = Ranges(vals);
+        assert!(
+            bound(&rem, &r).is_err(),
+            "a division of a value beyond 32 bits"
+        );
     }
 }
