@@ -234,12 +234,12 @@ pub const SMALL_SUITS_BYTES: u64 = 8 * 1024;
 
 /// The planner's rule for the `small` form (`bench --random 1 --ladder
 /// --alternatives`, H100, 32 MB batches): it beats the tile kernels on matrices
-/// below [`SMALL_SUITS_BYTES`] (f32 12 x 40: 1.01 of memcpy against 0.47; 12-byte
-/// 16 x 16: 0.85 against 0.73; 16-byte 8 x 8: 0.95 against 0.56) and loses above
-/// it (f32 32 x 32: 0.91 against 0.995; 8-byte 24 x 57: 0.99 against 1.09;
-/// 2-byte 64 x 64: 0.84 against 0.97), except for 1-byte elements whose sides are
-/// not multiples of 4, which no vector tile kernel runs (63 x 61: 0.61 against
-/// 0.51), up to the largest matrices it takes.
+/// below [`SMALL_SUITS_BYTES`] (f32 12 x 40: 1.02 of memcpy against 0.47; 12-byte
+/// 16 x 16: 0.86 against 0.74; 16-byte 8 x 8: 0.97 against 0.56) and loses above
+/// it (f32 32 x 32: 0.92 against 0.99; 8-byte 24 x 57: 1.00 against 1.08;
+/// 2-byte 64 x 64: 0.88 against 0.96), except for 1-byte elements whose sides are
+/// not multiples of 4, which no vector tile kernel runs (63 x 61: 0.82 against
+/// 0.60), up to the largest matrices it takes.
 fn small_unsuited(e: u64, shape: &Shape) -> Option<Refusal> {
     let bytes = shape.rows * shape.cols * e; // `refusal` bounded rows * cols
     let unaligned_bytes = e == 1 && !(shape.rows.is_multiple_of(4) && shape.cols.is_multiple_of(4));
