@@ -32,6 +32,7 @@ pub fn shape(
         dst_ld,
         src_batch_stride: rows.saturating_mul(src_ld),
         dst_batch_stride: cols.saturating_mul(dst_ld),
+        outer: Default::default(),
     }
 }
 

@@ -10,13 +10,16 @@
 //! assert_eq!(r.to_string(), "cols = 33: a tall kernel takes at most 32 cols; a tile kernel runs it");
 //! ```
 
-use crate::ir::shape::Shape;
+use crate::ir::expr::Var;
+use crate::ir::shape::{outer_params, Shape};
 use crate::kernel::geometry::{Form, Geometry, MAX_NARROW, SMALL_MAX_ELEMS};
 use std::fmt;
 
 /// Why a kernel does not run (or is not meant for) a call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
+    /// Outer batch axes on a form that folds a dense batch into its tiles.
+    Outer { form: Form, outer: u8 },
     /// A `vec > 1` kernel and a dimension, pitch or batch stride not divisible by it.
     Vec {
         name: &'static str,
@@ -103,6 +106,10 @@ impl fmt::Display for Refusal {
                 f,
                 "matrices of {bytes} bytes: a tile kernel moves matrices of {SMALL_SUITS_BYTES} bytes and more faster"
             ),
+            Refusal::Outer { form, outer } => write!(
+                f,
+                "{outer} outer batch axes: a {form} kernel folds one dense batch into its tiles; a tile kernel runs it"
+            ),
             Refusal::OneMatrix { batch } => write!(
                 f,
                 "batch = {batch}: a strip kernel takes one matrix; a tile kernel runs it"
@@ -144,12 +151,31 @@ pub fn vec_refusal(vec: u32, shape: &Shape) -> Option<Refusal> {
     fields
         .into_iter()
         .filter(|(name, _)| !(name.ends_with("batch_stride") && shape.batch <= 1))
+        .chain(outer_strides(shape))
         .find(|(_, value)| !value.is_multiple_of(u64::from(vec)))
         .map(|(name, value)| Refusal::Vec { name, value, vec })
 }
 
+/// The strides of the outer batch axes with more than one item, named.
+fn outer_strides(shape: &Shape) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+    outer_params(shape.outer.n)
+        .into_iter()
+        .filter(|v| !matches!(v, Var::Ext(_)))
+        .filter(|&v| match v {
+            Var::SrcStride(k) | Var::DstStride(k) => shape.outer_value(Var::Ext(k)) > 1,
+            _ => false,
+        })
+        .map(|v| (v.c_name(), shape.outer_value(v)))
+}
+
 /// Why a kernel of this geometry cannot run `shape`, if it cannot.
 pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
+    if shape.outer.n > 0 && g.folds_batch() {
+        return Some(Refusal::Outer {
+            form: g.form,
+            outer: shape.outer.n,
+        });
+    }
     if g.form == Form::Small {
         return small_refusal(shape);
     }
@@ -171,6 +197,17 @@ pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
             return Some(Refusal::Vec {
                 name: "src_batch_stride",
                 value: shape.src_batch_stride,
+                vec: g.vec,
+            });
+        }
+        let src_strides = outer_strides(shape).filter(|(name, _)| name.starts_with("src"));
+        if let Some((name, value)) = src_strides
+            .into_iter()
+            .find(|(_, value)| !value.is_multiple_of(v))
+        {
+            return Some(Refusal::Vec {
+                name,
+                value,
                 vec: g.vec,
             });
         }
@@ -264,7 +301,8 @@ pub fn unsuited(g: &Geometry, shape: &Shape) -> Option<Refusal> {
     let aligned = |n: u64| ((n % 32) * e).is_multiple_of(32);
     let skew_not_needed = g.form == Form::Skew
         && aligned(shape.dst_ld)
-        && (shape.batch <= 1 || aligned(shape.dst_batch_stride));
+        && (shape.batch <= 1 || aligned(shape.dst_batch_stride))
+        && outer_strides(shape).all(|(name, s)| !name.starts_with("dst") || aligned(s));
     if skew_not_needed {
         return Some(Refusal::Aligned {
             row_bytes: shape.dst_ld.saturating_mul(e),

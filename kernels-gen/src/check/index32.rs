@@ -29,7 +29,7 @@
 //! assert!(!proven(&g, &Shape::new(1 << 17, 1 << 16))); // 2^33 elements: 64-bit
 //! ```
 
-use crate::ir::expr::{Env, Expr, Less, Op, Var};
+use crate::ir::expr::{Env, Expr, Less, Op, Var, SLOTS};
 use crate::ir::shape::Shape;
 use crate::kernel::geometry::{Form, Geometry};
 use crate::kernel::launch::{MAX_GRID_X, MAX_GRID_Y};
@@ -66,7 +66,7 @@ fn exact(s: Span) -> Result<(i128, i128), Wide> {
 }
 
 /// Ranges of the variables over one call.
-struct Ranges([(i128, i128); 15]);
+struct Ranges([(i128, i128); SLOTS]);
 
 impl Ranges {
     fn of(&self, v: Var) -> Span {
@@ -207,15 +207,21 @@ struct Checks {
     words: u32,
 }
 
-fn checks(g: &Geometry) -> Checks {
+fn checks(g: &Geometry, outer: u8) -> Checks {
     let spec = TransposeSpec {
         geometry: *g,
         strategy: Strategy::None,
     };
     // The global side does not depend on the shared layout; the shared side's
     // values are tile-local (the analyzer and simulator cover every layout).
-    let k = Kernel::assemble(spec, Layout::Pad(0));
-    let mut walked: Vec<Expr> = k.kernel_lets.iter().chain(&k.tile_lets).cloned().collect();
+    let k = Kernel::assemble_outer(spec, Layout::Pad(0), outer);
+    let mut walked: Vec<Expr> = k
+        .kernel_lets
+        .iter()
+        .chain(&k.batch_lets)
+        .chain(&k.tile_lets)
+        .cloned()
+        .collect();
     let mut compared = vec![k.more.clone()];
     for mv in &k.moves {
         walked.extend(mv.lets.iter().cloned());
@@ -256,8 +262,13 @@ pub fn proven(g: &Geometry, shape: &Shape) -> bool {
 }
 
 fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
-    static CHECKS: Memo<Geometry, Checks> = Memo::new(1 << 12);
-    if shape.scalars().iter().any(|&p| u32::try_from(p).is_err()) {
+    static CHECKS: Memo<(Geometry, u8), Checks> = Memo::new(1 << 12);
+    if shape
+        .scalars()
+        .iter()
+        .chain(&shape.outer_scalars())
+        .any(|&p| u32::try_from(p).is_err())
+    {
         return Err(Wide);
     }
     // Buffers in units (elements, words of a word array, or vectors).
@@ -269,7 +280,7 @@ fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
             return Err(Wide);
         }
     }
-    let c = CHECKS.get_or_insert_with(g, || checks(g));
+    let c = CHECKS.get_or_insert_with(&(*g, shape.outer.n), || checks(g, shape.outer.n));
     let mut env = Env::default();
     env.set(Var::Rows, shape.rows as i64);
     env.set(Var::Cols, shape.cols as i64);
@@ -282,7 +293,7 @@ fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
         return Err(Wide);
     }
     let p = |x: u64| (i128::from(x), i128::from(x));
-    let mut vals = [(0, 0); 15];
+    let mut vals = [(0, 0); SLOTS];
     for (v, range) in Var::ALL.iter().zip(vals.iter_mut()) {
         *range = match v {
             Var::Lane => (0, 31),
@@ -300,6 +311,7 @@ fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
             Var::SrcBatchStride => p(shape.src_batch_stride),
             Var::DstBatchStride => p(shape.dst_batch_stride),
             Var::DstOff => (0, U32 - 1),
+            Var::Ext(_) | Var::SrcStride(_) | Var::DstStride(_) => p(shape.outer_value(*v)),
         };
     }
     let r = Ranges(vals);
@@ -404,7 +416,7 @@ mod tests {
         s.src_batch_stride = 1 << 32;
         assert!(!proven(&g(Form::Tile, 4, 1), &s));
         // Wraps in `+ - *` are harmless; a wrapped value divided or compared is not.
-        let mut vals = [(0, 0); 15];
+        let mut vals = [(0, 0); SLOTS];
         vals[Var::Rows.slot()] = (1, 1 << 33);
         let r = Ranges(vals);
         let rows = || Expr::var(Var::Rows);

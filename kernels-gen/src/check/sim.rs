@@ -20,7 +20,7 @@
 use crate::check::fit::{refusal, Refusal};
 use crate::check::index32;
 use crate::ir::expr::{Env, EvalError, Var};
-use crate::ir::shape::{Shape, ShapeError};
+use crate::ir::shape::{outer_params, Shape, ShapeError};
 use crate::ir::tape::{GuardTape, Tape};
 use crate::kernel::launch::launch;
 use crate::kernel::moves::{Mem, Move};
@@ -65,6 +65,8 @@ pub enum SimError {
     EmptyGrid(Grid),
     #[error("a vector store of {n} units at dst[{index}] is not {n}-unit aligned and contiguous (a generator bug)")]
     Misaligned { index: i64, n: u32 },
+    #[error("the kernel takes {kernel} outer batch axes and the shape has {shape}; build it with `Kernel::with_outer({shape})`")]
+    OuterAxes { kernel: u8, shape: u8 },
 }
 
 /// What a simulated run did.
@@ -154,6 +156,12 @@ pub fn run_as(
     if let Some(r) = refusal(&g, shape) {
         return Err(SimError::Unfit(r));
     }
+    if kernel.outer != shape.outer.n {
+        return Err(SimError::OuterAxes {
+            kernel: kernel.outer,
+            shape: shape.outer.n,
+        });
+    }
     let grid = grid.unwrap_or_else(|| {
         let l = launch(&g, 0, shape.batch, shape.rows, shape.cols);
         Grid {
@@ -190,6 +198,9 @@ pub fn run_as(
     env.set(Var::DstLd, shape.dst_ld as i64);
     env.set(Var::SrcBatchStride, shape.src_batch_stride as i64);
     env.set(Var::DstBatchStride, shape.dst_batch_stride as i64);
+    for v in outer_params(shape.outer.n) {
+        env.set(v, i64::try_from(shape.outer_value(v)).unwrap_or(i64::MAX));
+    }
     env.set(Var::DstOff, i64::try_from(dst_off).unwrap_or(i64::MAX));
     if index32 {
         // The pointer's address enters the 32-bit build truncated.
@@ -431,9 +442,10 @@ fn check_writes(kernel: &Kernel, shape: &Shape, writes: &[u8], total: u64) -> Re
     };
     let mut inside = 0u64;
     for b in 0..shape.batch {
+        let base = shape.batch_offsets(b).1;
         for row in 0..shape.cols {
             for col in 0..shape.rows {
-                let e = b * shape.dst_batch_stride + row * shape.dst_ld + col;
+                let e = base + row * shape.dst_ld + col;
                 for w in 0..words {
                     let u = e / vec * words + w;
                     let count = writes.get(u as usize).copied().unwrap_or(0);
@@ -461,10 +473,11 @@ pub fn transpose_elems<T: Copy>(shape: &Shape, src: &[T], dst: &mut [T]) -> Resu
         return Ok(());
     }
     for b in 0..shape.batch {
+        let (sb, db) = shape.batch_offsets(b);
         for r in 0..shape.rows {
             for c in 0..shape.cols {
-                let s = (b * shape.src_batch_stride + r * shape.src_ld + c) as usize;
-                let d = (b * shape.dst_batch_stride + c * shape.dst_ld + r) as usize;
+                let s = (sb + r * shape.src_ld + c) as usize;
+                let d = (db + c * shape.dst_ld + r) as usize;
                 dst[d] = src[s];
             }
         }

@@ -56,11 +56,47 @@ pub enum Var {
     /// sizes; `Geometry::sector_phase`): `skew` and packed `tall` kernels align
     /// their writes with it, and the simulator and analyzer try every residue.
     DstOff,
+    /// Kernel parameter of a kernel with outer batch axes: the extent of batch axis
+    /// `k` (`0..MAX_OUTER`; axis 0 is the one `SrcBatchStride` strides over). The
+    /// outermost axis needs no extent: the batch count bounds it.
+    Ext(u8),
+    /// Kernel parameter: elements between consecutive source items of outer batch
+    /// axis `k` (`1..=MAX_OUTER`).
+    SrcStride(u8),
+    /// Kernel parameter: elements between consecutive destination items of outer
+    /// batch axis `k` (`1..=MAX_OUTER`).
+    DstStride(u8),
 }
+
+/// The most outer batch axes a kernel takes, beyond the batch axis itself: a rank-8
+/// permute copied element by element keeps 7 batch axes besides the one a block
+/// moves.
+pub const MAX_OUTER: u8 = 6;
+
+const EXT_NAMES: [&str; MAX_OUTER as usize] = ["ext0", "ext1", "ext2", "ext3", "ext4", "ext5"];
+const SRC_STRIDE_NAMES: [&str; MAX_OUTER as usize] = [
+    "src_stride1",
+    "src_stride2",
+    "src_stride3",
+    "src_stride4",
+    "src_stride5",
+    "src_stride6",
+];
+const DST_STRIDE_NAMES: [&str; MAX_OUTER as usize] = [
+    "dst_stride1",
+    "dst_stride2",
+    "dst_stride3",
+    "dst_stride4",
+    "dst_stride5",
+    "dst_stride6",
+];
+
+/// Slots of [`Env`]: the 15 plain variables, then the outer axes' parameters.
+pub(crate) const SLOTS: usize = 15 + 3 * MAX_OUTER as usize;
 
 impl Var {
     /// Every variable, in [`Env`] slot order.
-    pub const ALL: [Var; 15] = [
+    pub const ALL: [Var; SLOTS] = [
         Var::Lane,
         Var::Tx,
         Var::Ty,
@@ -76,6 +112,24 @@ impl Var {
         Var::SrcBatchStride,
         Var::DstBatchStride,
         Var::DstOff,
+        Var::Ext(0),
+        Var::Ext(1),
+        Var::Ext(2),
+        Var::Ext(3),
+        Var::Ext(4),
+        Var::Ext(5),
+        Var::SrcStride(1),
+        Var::SrcStride(2),
+        Var::SrcStride(3),
+        Var::SrcStride(4),
+        Var::SrcStride(5),
+        Var::SrcStride(6),
+        Var::DstStride(1),
+        Var::DstStride(2),
+        Var::DstStride(3),
+        Var::DstStride(4),
+        Var::DstStride(5),
+        Var::DstStride(6),
     ];
 
     /// The variables that change between a block's threads and loop trips; the
@@ -100,21 +154,57 @@ impl Var {
             Var::SrcBatchStride => "src_batch_stride",
             Var::DstBatchStride => "dst_batch_stride",
             Var::DstOff => "dst_off",
+            Var::Ext(k) => EXT_NAMES[usize::from(k) % EXT_NAMES.len()],
+            Var::SrcStride(k) => {
+                SRC_STRIDE_NAMES[usize::from(k.max(1) - 1) % SRC_STRIDE_NAMES.len()]
+            }
+            Var::DstStride(k) => {
+                DST_STRIDE_NAMES[usize::from(k.max(1) - 1) % DST_STRIDE_NAMES.len()]
+            }
         }
     }
 
     pub(crate) fn slot(self) -> usize {
-        self as usize
+        let m = usize::from(MAX_OUTER);
+        match self {
+            Var::Lane => 0,
+            Var::Tx => 1,
+            Var::Ty => 2,
+            Var::J => 3,
+            Var::K => 4,
+            Var::Tile => 5,
+            Var::Batch => 6,
+            Var::Batches => 7,
+            Var::Rows => 8,
+            Var::Cols => 9,
+            Var::SrcLd => 10,
+            Var::DstLd => 11,
+            Var::SrcBatchStride => 12,
+            Var::DstBatchStride => 13,
+            Var::DstOff => 14,
+            Var::Ext(k) => 15 + usize::from(k) % m,
+            Var::SrcStride(k) => 15 + m + usize::from(k.max(1) - 1) % m,
+            Var::DstStride(k) => 15 + 2 * m + usize::from(k.max(1) - 1) % m,
+        }
     }
 }
 
 /// Values of the variables for one evaluation.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Env {
-    vals: [i64; 15],
+    vals: [i64; SLOTS],
     /// Evaluate as the kernel's 32-bit build computes (`bf_index` is `unsigned`):
     /// `+ - * <<` wrap modulo 2^32, every value is an unsigned 32-bit one.
     pub index32: bool,
+}
+
+impl Default for Env {
+    fn default() -> Env {
+        Env {
+            vals: [0; SLOTS],
+            index32: false,
+        }
+    }
 }
 
 impl Env {

@@ -5,6 +5,9 @@
 //! `b * src_batch_stride + r * src_ld + c`. `dst` receives `cols x rows`: element
 //! `(b, c, r)` is at `b * dst_batch_stride + c * dst_ld + r`. All in elements.
 //!
+//! A batch may also run over several axes (a permute's batch): [`Outer`] lists the
+//! axes beyond the first, and `b` is then a multi-index.
+//!
 //! ```
 //! use bankfree_gen::Shape;
 //! let s = Shape::new(3, 5);
@@ -13,6 +16,7 @@
 //! assert_eq!(pitched.src_elems().unwrap(), 2 * 8 + 5);
 //! ```
 
+use crate::ir::expr::{Var, MAX_OUTER};
 use serde::Serialize;
 
 /// The kernel's scalar parameters after `src` and `dst`, in order (all of the
@@ -26,6 +30,19 @@ pub(crate) const SCALAR_PARAMS: [&str; 7] = [
     "src_batch_stride",
     "dst_batch_stride",
 ];
+
+/// The parameters a kernel with `outer` outer batch axes takes after
+/// [`SCALAR_PARAMS`], in order: the extents of axes `0..outer`, then the source
+/// strides of axes `1..=outer`, then the destination ones (the values of
+/// [`Shape::outer_scalars`]).
+pub fn outer_params(outer: u8) -> Vec<Var> {
+    let n = outer.min(MAX_OUTER);
+    (0..n)
+        .map(Var::Ext)
+        .chain((1..=n).map(Var::SrcStride))
+        .chain((1..=n).map(Var::DstStride))
+        .collect()
+}
 
 /// Launch-time sizes, in elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -41,6 +58,69 @@ pub struct Shape {
     pub src_batch_stride: u64,
     /// Elements between destination matrices (>= `cols * dst_ld` when `batch > 1`).
     pub dst_batch_stride: u64,
+    /// Batch axes beyond the first (none for a plain batch).
+    pub outer: Outer,
+}
+
+/// One batch axis: `ext` items, `src` and `dst` elements apart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Axis {
+    pub ext: u64,
+    pub src: u64,
+    pub dst: u64,
+}
+
+/// Batch axes beyond the first, innermost first: `axes[..n]` are axes `1..=n`.
+///
+/// With outer axes, `batch` counts every item. Axis 0 has `e0 = batch / (ext_1 *
+/// ... * ext_n)` items (`src_batch_stride` and `dst_batch_stride` apart), and item
+/// `b` is the multi-index `i0 = b % e0`, `i1 = b / e0 % ext_1`, ..., starting at
+/// `i0 * src_batch_stride + i1 * axes[0].src + ...` in `src` (and likewise in `dst`).
+///
+/// ```
+/// use bankfree_gen::{ir::shape::{Axis, Outer}, Shape};
+/// // 2 x 3 matrices of 4 x 5: axis 0 (3 items) 20 apart, axis 1 (2 items) 60 apart.
+/// let s = Shape { outer: Outer::new(&[Axis { ext: 2, src: 60, dst: 60 }]).unwrap(),
+///                 src_batch_stride: 20, dst_batch_stride: 20, ..Shape::batched(6, 4, 5) };
+/// assert_eq!(s.batch_offsets(4), (20 + 60, 20 + 60));
+/// assert_eq!(s.src_elems().unwrap(), 120);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Outer {
+    pub n: u8,
+    pub axes: [Axis; MAX_OUTER as usize],
+}
+
+impl Outer {
+    /// No outer axes.
+    pub const NONE: Outer = Outer {
+        n: 0,
+        axes: [Axis {
+            ext: 0,
+            src: 0,
+            dst: 0,
+        }; MAX_OUTER as usize],
+    };
+
+    /// The outer axes `axes` (innermost first), or `None` beyond [`MAX_OUTER`].
+    pub fn new(axes: &[Axis]) -> Option<Outer> {
+        let mut o = Outer::NONE;
+        o.axes.get_mut(..axes.len())?.copy_from_slice(axes);
+        o.n = u8::try_from(axes.len()).ok()?;
+        Some(o)
+    }
+
+    /// The axes in use.
+    pub fn axes(&self) -> &[Axis] {
+        &self.axes[..usize::from(self.n.min(MAX_OUTER))]
+    }
+
+    /// Items of the outer axes together (saturating).
+    pub fn items(&self) -> u64 {
+        self.axes()
+            .iter()
+            .fold(1u64, |p, a| p.saturating_mul(a.ext))
+    }
 }
 
 /// A shape that cannot be launched.
@@ -65,6 +145,15 @@ pub enum ShapeError {
         rows: u64,
         cols: u64,
     },
+    #[error("{which}'s batch axes overlap: an axis of {ext} items {stride} elements apart lands inside the {span} elements the smaller axes span; pass strides of a layout without overlap")]
+    Overlap {
+        which: &'static str,
+        ext: u64,
+        stride: u64,
+        span: u64,
+    },
+    #[error("batch {batch} is not a whole number of the outer batch axes' {items} items; pass batch = the product of every batch axis's extent")]
+    OuterBatch { batch: u64, items: u64 },
     #[error("{which} holds {have} elements but batch {batch} x {rows} x {cols} with these pitches needs {need}; pass a larger buffer or smaller sizes")]
     TooSmall {
         which: &'static str,
@@ -92,7 +181,44 @@ impl Shape {
             dst_ld: rows,
             src_batch_stride: rows.saturating_mul(cols),
             dst_batch_stride: rows.saturating_mul(cols),
+            outer: Outer::NONE,
         }
+    }
+
+    /// Items of batch axis 0: `batch` without outer axes, else `batch` over the
+    /// outer axes' items.
+    pub fn inner_batch(&self) -> u64 {
+        self.batch.checked_div(self.outer.items()).unwrap_or(0)
+    }
+
+    /// Where batch item `b` starts in `src` and `dst`, in elements (saturating;
+    /// exact for every item of a validated shape).
+    pub fn batch_offsets(&self, b: u64) -> (u64, u64) {
+        let e0 = self.inner_batch().max(1);
+        let (mut s, mut d) = (
+            (b % e0).saturating_mul(self.src_batch_stride),
+            (b % e0).saturating_mul(self.dst_batch_stride),
+        );
+        let mut q = b / e0;
+        let axes = self.outer.axes();
+        for (k, a) in axes.iter().enumerate() {
+            let i = if k + 1 < axes.len() {
+                q % a.ext.max(1)
+            } else {
+                q
+            };
+            q /= a.ext.max(1);
+            s = s.saturating_add(i.saturating_mul(a.src));
+            d = d.saturating_add(i.saturating_mul(a.dst));
+        }
+        if axes.is_empty() {
+            // One axis: `b` itself.
+            return (
+                b.saturating_mul(self.src_batch_stride),
+                b.saturating_mul(self.dst_batch_stride),
+            );
+        }
+        (s, d)
     }
 
     /// The kernel's scalar parameters, in the order of [`SCALAR_PARAMS`].
@@ -106,6 +232,32 @@ impl Shape {
             self.src_batch_stride,
             self.dst_batch_stride,
         ]
+    }
+
+    /// The values of [`outer_params`] for this shape's outer axes.
+    pub fn outer_scalars(&self) -> Vec<u64> {
+        outer_params(self.outer.n)
+            .into_iter()
+            .map(|v| self.outer_value(v))
+            .collect()
+    }
+
+    /// The value of an outer axis's parameter (0 for other variables).
+    pub fn outer_value(&self, v: Var) -> u64 {
+        let axis = |k: u8| {
+            self.outer
+                .axes()
+                .get(usize::from(k).wrapping_sub(1))
+                .copied()
+                .unwrap_or_default()
+        };
+        match v {
+            Var::Ext(0) => self.inner_batch(),
+            Var::Ext(k) => axis(k).ext,
+            Var::SrcStride(k) => axis(k).src,
+            Var::DstStride(k) => axis(k).dst,
+            _ => 0,
+        }
     }
 
     /// Whether there is nothing to move (the launcher does not launch).
@@ -191,6 +343,9 @@ impl Shape {
         if self.is_empty() {
             return Ok(0);
         }
+        if self.outer.n > 0 {
+            return self.outer_extent(which, nrows, ncols, ld);
+        }
         if ld < ncols {
             return Err(ShapeError::Ld {
                 which,
@@ -229,6 +384,67 @@ impl Shape {
             });
         }
         Ok(total)
+    }
+}
+
+impl Shape {
+    /// [`Shape::extent`] with outer batch axes: every axis, the matrix's two
+    /// included, sorted by stride, must start past what the smaller ones span (a
+    /// layout without overlap; axes may interleave).
+    fn outer_extent(
+        &self,
+        which: &'static str,
+        nrows: u64,
+        ncols: u64,
+        ld: u64,
+    ) -> Result<u64, ShapeError> {
+        let items = self.outer.items();
+        if items == 0 || !self.batch.is_multiple_of(items) {
+            return Err(ShapeError::OuterBatch {
+                batch: self.batch,
+                items,
+            });
+        }
+        let src = which == "src";
+        let first = if src {
+            self.src_batch_stride
+        } else {
+            self.dst_batch_stride
+        };
+        let mut axes = vec![(ncols, 1), (nrows, ld), (self.inner_batch(), first)];
+        axes.extend(
+            self.outer
+                .axes()
+                .iter()
+                .map(|a| (a.ext, if src { a.src } else { a.dst })),
+        );
+        axes.retain(|&(ext, _)| ext > 1);
+        axes.sort_by_key(|&(_, stride)| stride);
+        let overflow = ShapeError::Overflow {
+            which,
+            batch: self.batch,
+            rows: self.rows,
+            cols: self.cols,
+        };
+        let mut span = 1u64;
+        for (ext, stride) in axes {
+            if stride < span {
+                return Err(ShapeError::Overlap {
+                    which,
+                    ext,
+                    stride,
+                    span,
+                });
+            }
+            span = (ext - 1)
+                .checked_mul(stride)
+                .and_then(|x| x.checked_add(span))
+                .ok_or(overflow.clone())?;
+        }
+        if span >= 1 << 62 {
+            return Err(overflow);
+        }
+        Ok(span)
     }
 }
 

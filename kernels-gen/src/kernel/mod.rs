@@ -25,6 +25,7 @@
 //! # Ok::<(), bankfree_gen::SpecError>(())
 //! ```
 
+pub(crate) mod batch;
 pub mod geometry;
 pub mod grid;
 pub mod launch;
@@ -36,7 +37,8 @@ pub mod spec;
 mod tile;
 pub(crate) mod tiling;
 
-use crate::ir::expr::{Expr, Less};
+use crate::ir::expr::{Expr, Less, Var, MAX_OUTER};
+use crate::kernel::batch::batch_base;
 use crate::kernel::geometry::{Form, Unit, MAX_NARROW, SMALL_MAX_ELEMS};
 use crate::kernel::layout::{swizzle_candidates, Layout, MAX_PAD};
 use crate::kernel::moves::Move;
@@ -107,7 +109,9 @@ pub struct Kernel {
     pub(crate) unit: Unit,
     pub(crate) words: u32,
     pub(crate) shared_rows: u32,
+    pub(crate) outer: u8,
     pub(crate) kernel_lets: Vec<Expr>,
+    pub(crate) batch_lets: Vec<Expr>,
     pub(crate) tile_lets: Vec<Expr>,
     pub(crate) ntiles: Expr,
     pub(crate) more: Less,
@@ -124,13 +128,48 @@ impl Kernel {
 
     /// Builds the kernel for a layout already checked against the spec.
     pub(crate) fn assemble(spec: TransposeSpec, layout: Layout) -> Kernel {
+        Kernel::assemble_outer(spec, layout, 0)
+    }
+
+    /// This kernel with `outer` outer batch axes ([`crate::ir::shape::Outer`]): the
+    /// same tile, its batch item's start a multi-index over the axes' extents and
+    /// strides (extra kernel parameters). The forms that fold the batch into their
+    /// tiles (`small`, `strip`) take none.
+    ///
+    /// ```
+    /// use bankfree_gen::{Kernel, Strategy, TransposeSpec};
+    /// let k = Kernel::build(TransposeSpec::new(32, 4, Strategy::Pad(None))?)?.with_outer(2)?;
+    /// assert_eq!(k.entry_name(), "bankfree_transpose_t32_r8_e4_pad1_o2");
+    /// assert!(bankfree_gen::emit(&k).contains("dst_stride2"));
+    /// # Ok::<(), bankfree_gen::SpecError>(())
+    /// ```
+    pub fn with_outer(&self, outer: u8) -> Result<Kernel, SpecError> {
+        if outer > MAX_OUTER || (outer > 0 && self.spec.geometry.folds_batch()) {
+            return Err(SpecError::Outer {
+                outer,
+                form: self.spec.geometry.form,
+            });
+        }
+        Ok(Kernel::assemble_outer(self.spec, self.layout, outer))
+    }
+
+    pub(crate) fn assemble_outer(spec: TransposeSpec, layout: Layout, outer: u8) -> Kernel {
         let geometry = spec.geometry;
         let (unit, words) = geometry.unit();
         let tiling = tiling(&geometry);
+        let vec = i64::from(geometry.vec);
+        let per = |x: Var| {
+            if vec > 1 && matches!(geometry.form, Form::Tile | Form::Skew) {
+                Expr::var(x) / vec
+            } else {
+                Expr::var(x)
+            }
+        };
+        let batch = batch_base(outer, per);
         let (tile_lets, moves) = match geometry.form {
-            Form::Tall if geometry.packs() => packed_tall_moves(&geometry, layout, &tiling),
-            Form::Tall | Form::Wide => narrow_moves(&geometry, layout, &tiling, words),
-            Form::Tile | Form::Skew => tile_moves(&geometry, layout, &tiling, words),
+            Form::Tall if geometry.packs() => packed_tall_moves(&geometry, layout, &tiling, &batch),
+            Form::Tall | Form::Wide => narrow_moves(&geometry, layout, &tiling, words, &batch),
+            Form::Tile | Form::Skew => tile_moves(&geometry, layout, &tiling, words, &batch),
             Form::Small => small_moves(&geometry, &tiling, words),
             Form::Strip => strip_moves(&geometry, &tiling, words),
         };
@@ -140,7 +179,9 @@ impl Kernel {
             unit,
             words,
             shared_rows: geometry.shared_rows(),
+            outer,
             kernel_lets: tiling.lets,
+            batch_lets: batch.lets,
             tile_lets,
             ntiles: tiling.ntiles,
             more: tiling.more,
@@ -178,6 +219,16 @@ impl Kernel {
     /// Named values over the kernel parameters (`tiles_x`, `ntiles`).
     pub fn kernel_lets(&self) -> &[Expr] {
         &self.kernel_lets
+    }
+
+    /// Outer batch axes ([`Kernel::with_outer`]).
+    pub fn outer(&self) -> u8 {
+        self.outer
+    }
+
+    /// Named values per batch item (the multi-index of outer batch axes).
+    pub fn batch_lets(&self) -> &[Expr] {
+        &self.batch_lets
     }
 
     /// Named values per tile (`tile_r`, `tile_c`).
@@ -299,8 +350,13 @@ impl Kernel {
         } else {
             format!("_{}", g.form)
         };
+        let outer = if self.outer > 0 {
+            format!("_o{}", self.outer)
+        } else {
+            String::new()
+        };
         format!(
-            "bankfree_transpose_t{}_r{}_e{}{vec}_{}{form}",
+            "bankfree_transpose_t{}_r{}_e{}{vec}_{}{form}{outer}",
             g.tile, g.block_rows, g.elem_bytes, strat
         )
     }

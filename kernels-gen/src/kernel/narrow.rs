@@ -2,6 +2,7 @@
 //! chunk of the narrow matrix through shared memory, its flat side as one run.
 
 use crate::ir::expr::{Expr, Guard, Less, Var};
+use crate::kernel::batch::BatchBase;
 use crate::kernel::geometry::{Form, Geometry};
 use crate::kernel::layout::{Layout, Swizzle};
 use crate::kernel::moves::{Mem, Move, Pack, Place};
@@ -15,6 +16,7 @@ pub(crate) fn narrow_moves(
     layout: Layout,
     t: &Tiling,
     words: u32,
+    batch: &BatchBase,
 ) -> (Vec<Expr>, Vec<Move>) {
     let v = Expr::var;
     let tile = i64::from(g.tile);
@@ -41,10 +43,10 @@ pub(crate) fn narrow_moves(
             }
         },
     };
-    let global = |mem: Mem, batch_stride: Var, i: Expr| Place {
+    let global = |mem: Mem, base: &Expr, i: Expr| Place {
         mem,
         index: {
-            let e = v(Var::Batch) * v(batch_stride) + i;
+            let e = base.clone() + i;
             if words > 1 {
                 e * words_i + v(Var::K)
             } else {
@@ -66,20 +68,20 @@ pub(crate) fn narrow_moves(
                 Var::Rows,
                 Var::SrcLd,
                 Mem::Src,
-                Var::SrcBatchStride,
+                &batch.src,
                 Mem::Dst,
                 Var::DstLd,
-                Var::DstBatchStride,
+                &batch.dst,
             )
         } else {
             (
                 Var::Cols,
                 Var::DstLd,
                 Mem::Dst,
-                Var::DstBatchStride,
+                &batch.dst,
                 Mem::Src,
                 Var::SrcLd,
-                Var::SrcBatchStride,
+                &batch.src,
             )
         };
     // The flat run: `ld == narrow` (checked by `fits`), so the chunk is contiguous.
@@ -172,6 +174,7 @@ pub(crate) fn packed_tall_moves(
     g: &Geometry,
     layout: Layout,
     t: &Tiling,
+    batch: &BatchBase,
 ) -> (Vec<Expr>, Vec<Move>) {
     let v = Expr::var;
     let vec = i64::from(g.vec);
@@ -217,8 +220,7 @@ pub(crate) fn packed_tall_moves(
         guard: flat_inside(k.clone(), k.clone()),
         from: Place {
             mem: Mem::Src,
-            index: v(Var::Batch) * v(Var::SrcBatchStride) + at.clone() + k.clone()
-                - narrow.clone() * shift,
+            index: batch.src.clone() + at.clone() + k.clone() - narrow.clone() * shift,
         },
         to: shared(f.clone() * vec + k.clone()),
         transpose: false,
@@ -235,8 +237,7 @@ pub(crate) fn packed_tall_moves(
     let p = Expr::small("p", (f.clone() - o.clone() * per_row.clone()) * vec);
     let s = Expr::small(
         "s",
-        (o.clone() * v(Var::DstLd) + v(Var::Batch) * v(Var::DstBatchStride) + v(Var::DstOff))
-            .and(Expr::Lit(vec - 1)),
+        (o.clone() * v(Var::DstLd) + batch.dst.clone() + v(Var::DstOff)).and(Expr::Lit(vec - 1)),
     );
     let in_chunk = Less(f.clone(), per_row * narrow.clone());
     let pos = l0.clone() + p.clone(); // + s: the window's start is `pos - s`
@@ -254,8 +255,7 @@ pub(crate) fn packed_tall_moves(
         from: shared((p + k.clone() + shift - s.clone()) * narrow + o.clone()),
         to: Place {
             mem: Mem::Dst,
-            index: v(Var::Batch) * v(Var::DstBatchStride) + o * v(Var::DstLd) + pos.clone() + k
-                - s.clone(),
+            index: batch.dst.clone() + o * v(Var::DstLd) + pos.clone() + k - s.clone(),
         },
         transpose: false,
         iters,

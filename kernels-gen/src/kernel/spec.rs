@@ -128,6 +128,8 @@ pub enum SpecError {
     },
     #[error("form `{value}`: {why}")]
     Form { value: String, why: String },
+    #[error("{outer} outer batch axes on a `{form}` kernel: a kernel takes at most {max} (and `small` and `strip` kernels none: they fold a dense batch into their tiles)", max = crate::ir::expr::MAX_OUTER)]
+    Outer { outer: u8, form: Form },
     #[error("layout `{layout}` is not one strategy `{strategy}` resolves to; build the kernel from the spec (`Kernel::build`) instead")]
     Layout { layout: String, strategy: Strategy },
     #[error("no XOR swizzle makes tile {tile} with {elem_bytes}-byte elements and {block_rows} thread rows conflict-free; use `strategy = pad` or another block_rows")]

@@ -2,6 +2,7 @@
 //! expressions: the source tile into shared memory, then its transpose out.
 
 use crate::ir::expr::{Expr, Guard, Less, Var};
+use crate::kernel::batch::BatchBase;
 use crate::kernel::geometry::{Form, Geometry};
 use crate::kernel::layout::Layout;
 use crate::kernel::moves::{Mem, Move, Place};
@@ -14,6 +15,7 @@ pub(crate) fn tile_moves(
     layout: Layout,
     tiling: &Tiling,
     words: u32,
+    batch: &BatchBase,
 ) -> (Vec<Expr>, Vec<Move>) {
     let t = i64::from(g.tile);
     let vec = i64::from(g.vec);
@@ -30,8 +32,8 @@ pub(crate) fn tile_moves(
     // Unit index of (row, col) in a global matrix with pitch `ld`: word k of a
     // word-array element, or row k of a block, whose rows are `ld / vec` vectors
     // apart (block row r starts at element row r * vec, i.e. vector r * ld).
-    let at = |batch_stride: Var, ld: Var, r: Expr, c: Expr| {
-        let base = v(Var::Batch) * in_vecs(batch_stride);
+    let at = |base: &Expr, ld: Var, r: Expr, c: Expr| {
+        let base = base.clone();
         if vec > 1 {
             base + r * v(ld) + c + v(Var::K) * in_vecs(ld)
         } else if words > 1 {
@@ -42,11 +44,11 @@ pub(crate) fn tile_moves(
     };
     let src_at = |r: Expr, c: Expr| Place {
         mem: Mem::Src,
-        index: at(Var::SrcBatchStride, Var::SrcLd, r, c),
+        index: at(&batch.src, Var::SrcLd, r, c),
     };
     let dst_at = |r: Expr, c: Expr| Place {
         mem: Mem::Dst,
-        index: at(Var::DstBatchStride, Var::DstLd, r, c),
+        index: at(&batch.dst, Var::DstLd, r, c),
     };
     // Word-planar: word k of every element lives in plane k.
     let plane = g.shared_units(layout) as i64;

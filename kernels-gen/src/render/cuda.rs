@@ -11,6 +11,7 @@
 
 use crate::check::index32::{INDEX64_DEFINE, INDEX64_SUFFIX};
 use crate::ir::expr::Var;
+use crate::ir::shape::outer_params;
 use crate::ir::shape::SCALAR_PARAMS;
 use crate::kernel::geometry::{Form, MAX_NARROW, SMALL_ITERS, SMALL_MAX_ELEMS};
 use crate::kernel::launch::{dynamic_shared_bytes, MAX_GRID_X, MAX_GRID_Y};
@@ -70,6 +71,9 @@ fn write_kernel(w: &mut CWriter, k: &Kernel) -> fmt::Result {
     for p in SCALAR_PARAMS {
         write!(w, ",\n{INDEX_TYPE} {p}")?;
     }
+    for v in outer_params(k.outer) {
+        write!(w, ",\n{INDEX_TYPE} {}", v.c_name())?;
+    }
     w.dedent();
     writeln!(w, ")")?;
     w.scope(|w| {
@@ -118,7 +122,12 @@ fn write_kernel(w: &mut CWriter, k: &Kernel) -> fmt::Result {
             return tile_loop(w, k);
         }
         let batches = format_args!("for ({INDEX_TYPE} b = blockIdx.y; b < batch; b += gridDim.y)");
-        w.block(batches, |w| tile_loop(w, k))
+        w.block(batches, |w| {
+            for l in &k.batch_lets {
+                w.decl(INDEX_TYPE, l)?;
+            }
+            tile_loop(w, k)
+        })
     })
 }
 
