@@ -12,12 +12,14 @@
 
 use crate::ir::expr::Var;
 use crate::ir::shape::{outer_params, Shape};
-use crate::kernel::geometry::{Form, Geometry, MAX_NARROW, SMALL_MAX_ELEMS};
+use crate::kernel::geometry::{Form, Geometry, COPY_MAX_COLS, MAX_NARROW, SMALL_MAX_ELEMS};
 use std::fmt;
 
 /// Why a kernel does not run (or is not meant for) a call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
+    /// A transpose shape on a `copy` kernel, or a copy on a transpose kernel.
+    Copy { form: Form, copy: bool },
     /// Outer batch axes on a form that folds a dense batch into its tiles.
     Outer { form: Form, outer: u8 },
     /// A `vec > 1` kernel and a dimension, pitch or batch stride not divisible by it.
@@ -106,6 +108,14 @@ impl fmt::Display for Refusal {
                 f,
                 "matrices of {bytes} bytes: a tile kernel moves matrices of {SMALL_SUITS_BYTES} bytes and more faster"
             ),
+            Refusal::Copy { form, copy: true } => write!(
+                f,
+                "the shape is a copy (no transpose) and a {form} kernel transposes; a copy kernel runs it"
+            ),
+            Refusal::Copy { copy: false, .. } => write!(
+                f,
+                "a copy kernel does not transpose; a tile kernel runs a transpose"
+            ),
             Refusal::Outer { form, outer } => write!(
                 f,
                 "{outer} outer batch axes: a {form} kernel folds one dense batch into its tiles; a tile kernel runs it"
@@ -170,6 +180,24 @@ fn outer_strides(shape: &Shape) -> impl Iterator<Item = (&'static str, u64)> + '
 
 /// Why a kernel of this geometry cannot run `shape`, if it cannot.
 pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
+    if shape.copy != (g.form == Form::Copy) {
+        return Some(Refusal::Copy {
+            form: g.form,
+            copy: shape.copy,
+        });
+    }
+    if g.form == Form::Copy {
+        let cv = shape.cols / u64::from(g.vec.max(1));
+        if cv >= COPY_MAX_COLS {
+            return Some(Refusal::TooWide {
+                form: g.form,
+                side: "cols",
+                n: shape.cols,
+            });
+        }
+        // Rows need not divide by the vector: rows move whole.
+        return vec_refusal(g.vec, &Shape { rows: 0, ..*shape });
+    }
     if shape.outer.n > 0 && g.folds_batch() {
         return Some(Refusal::Outer {
             form: g.form,
@@ -231,7 +259,7 @@ pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
         }
     };
     match form {
-        Form::Tile | Form::Skew | Form::Small => None,
+        Form::Tile | Form::Skew | Form::Small | Form::Copy => None,
         Form::Tall => narrow("cols", shape.cols, "src_ld", shape.src_ld, "source rows"),
         Form::Wide | Form::Strip => narrow(
             "rows",

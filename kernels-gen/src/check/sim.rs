@@ -441,10 +441,11 @@ fn check_writes(kernel: &Kernel, shape: &Shape, writes: &[u8], total: u64) -> Re
         (elem / unit, 1)
     };
     let mut inside = 0u64;
+    let (nrows, ncols) = shape.dst_sides();
     for b in 0..shape.batch {
         let base = shape.batch_offsets(b).1;
-        for row in 0..shape.cols {
-            for col in 0..shape.rows {
+        for row in 0..nrows {
+            for col in 0..ncols {
                 let e = base + row * shape.dst_ld + col;
                 for w in 0..words {
                     let u = e / vec * words + w;
@@ -477,7 +478,11 @@ pub fn transpose_elems<T: Copy>(shape: &Shape, src: &[T], dst: &mut [T]) -> Resu
         for r in 0..shape.rows {
             for c in 0..shape.cols {
                 let s = (sb + r * shape.src_ld + c) as usize;
-                let d = (db + c * shape.dst_ld + r) as usize;
+                let d = if shape.copy {
+                    db + r * shape.dst_ld + c
+                } else {
+                    db + c * shape.dst_ld + r
+                } as usize;
                 dst[d] = src[s];
             }
         }

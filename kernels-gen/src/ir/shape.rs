@@ -60,6 +60,10 @@ pub struct Shape {
     pub dst_batch_stride: u64,
     /// Batch axes beyond the first (none for a plain batch).
     pub outer: Outer,
+    /// No transpose: the destination keeps the source's order (a permute's
+    /// strided copy), element `(b, r, c)` at `b * dst_batch_stride + r * dst_ld +
+    /// c` (`dst_ld >= cols`). Only `copy` kernels run such a shape.
+    pub copy: bool,
 }
 
 /// One batch axis: `ext` items, `src` and `dst` elements apart.
@@ -182,6 +186,7 @@ impl Shape {
             src_batch_stride: rows.saturating_mul(cols),
             dst_batch_stride: rows.saturating_mul(cols),
             outer: Outer::NONE,
+            copy: false,
         }
     }
 
@@ -265,6 +270,26 @@ impl Shape {
         self.batch == 0 || self.rows == 0 || self.cols == 0
     }
 
+    /// The destination matrix's rows and columns: `cols x rows`, or `rows x cols`
+    /// for a copy.
+    pub fn dst_sides(&self) -> (u64, u64) {
+        if self.copy {
+            (self.rows, self.cols)
+        } else {
+            (self.cols, self.rows)
+        }
+    }
+
+    /// Where element `(r, c)` of batch item `b` lands in `dst`, in elements
+    /// (saturating; exact for a validated shape).
+    pub fn dst_index(&self, b: u64, r: u64, c: u64) -> u64 {
+        let (row, col) = if self.copy { (r, c) } else { (c, r) };
+        self.batch_offsets(b)
+            .1
+            .saturating_add(row.saturating_mul(self.dst_ld))
+            .saturating_add(col)
+    }
+
     /// Checks pitches and strides.
     pub fn validate(&self) -> Result<(), ShapeError> {
         if self.is_empty() {
@@ -277,13 +302,8 @@ impl Shape {
             self.src_ld,
             self.src_batch_stride,
         )?;
-        self.extent(
-            "dst",
-            self.cols,
-            self.rows,
-            self.dst_ld,
-            self.dst_batch_stride,
-        )?;
+        let (nrows, ncols) = self.dst_sides();
+        self.extent("dst", nrows, ncols, self.dst_ld, self.dst_batch_stride)?;
         Ok(())
     }
 
@@ -302,13 +322,8 @@ impl Shape {
     /// Elements `dst` must hold (0 for an empty shape).
     pub fn dst_elems(&self) -> Result<u64, ShapeError> {
         self.validate()?;
-        self.extent(
-            "dst",
-            self.cols,
-            self.rows,
-            self.dst_ld,
-            self.dst_batch_stride,
-        )
+        let (nrows, ncols) = self.dst_sides();
+        self.extent("dst", nrows, ncols, self.dst_ld, self.dst_batch_stride)
     }
 
     /// Checks that buffers of `src_len` and `dst_len` elements are large enough.
@@ -363,7 +378,10 @@ impl Shape {
             .checked_mul(ld)
             .and_then(|x| x.checked_add(ncols))
             .ok_or(overflow.clone())?;
-        if self.batch > 1 && stride < matrix {
+        // Matrices may interleave (a permute's batch axis between its two tile
+        // axes) as long as no two elements share a place.
+        let interleaved = || self.outer_extent(which, nrows, ncols, ld).is_ok();
+        if self.batch > 1 && stride < matrix && !interleaved() {
             return Err(ShapeError::BatchStride {
                 which,
                 stride,

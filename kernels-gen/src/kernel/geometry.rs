@@ -31,6 +31,11 @@
 //!   (`dst_ld == rows`), gathered the same way: a thread's 16-byte vector of the
 //!   destination holds a few columns of every source row, so a warp's gathered
 //!   loads of one vector element read one stretch of one source row.
+//! * [`Form::Copy`]: no transpose: a permute's strided copy of blocks that are
+//!   contiguous on both sides (a shape whose `copy` is set: destination element
+//!   `(b, r, c)` at `b * dst_batch_stride + r * dst_ld + c`). A block moves a
+//!   flat run of [`Geometry::copy_chunk`] vectors of `vec` elements of one
+//!   batch item, each thread `COPY_ITERS` of them, with no shared memory.
 //!
 //! The narrow forms keep a chunk of source rows (columns) flat in shared memory,
 //! viewed as rows of `tile` units for the layout (padding or swizzle), and size the
@@ -58,17 +63,26 @@ pub enum Form {
     Wide,
     Small,
     Strip,
+    Copy,
 }
 
 /// Every form.
-pub const FORMS: [Form; 6] = [
+pub const FORMS: [Form; 7] = [
     Form::Tile,
     Form::Skew,
     Form::Tall,
     Form::Wide,
     Form::Small,
     Form::Strip,
+    Form::Copy,
 ];
+
+/// Vectors a `copy` kernel's thread moves per chunk.
+pub const COPY_ITERS: u32 = 4;
+
+/// Most vectors per row a `copy` kernel takes: its thread divides a position in
+/// its chunk's rows by the row length in 32-bit arithmetic.
+pub const COPY_MAX_COLS: u64 = 1 << 31;
 
 /// The widest narrow side a tall or wide kernel takes.
 pub const MAX_NARROW: u64 = 32;
@@ -109,6 +123,7 @@ impl fmt::Display for Form {
             Form::Wide => "wide",
             Form::Small => "small",
             Form::Strip => "strip",
+            Form::Copy => "copy",
         })
     }
 }
@@ -256,6 +271,11 @@ impl Geometry {
         }
     }
 
+    /// Vectors a `copy` kernel's block moves per chunk.
+    pub fn copy_chunk(&self) -> u32 {
+        self.threads() * COPY_ITERS
+    }
+
     /// Threads per block.
     pub fn threads(&self) -> u32 {
         self.tile * self.block_rows
@@ -284,6 +304,11 @@ impl Geometry {
     /// The unit one access moves, and how many units make one step of a thread (the
     /// words of a word-array element, or the `vec` rows of a block).
     pub fn unit(&self) -> (Unit, u32) {
+        if self.form == Form::Copy && self.vec > 1 {
+            return unit_of(self.vec_bytes())
+                .map(|(u, _)| (u, 1))
+                .unwrap_or((Unit::U8, 1));
+        }
         if self.packs() {
             return (self.elem_unit(), self.vec);
         }

@@ -26,6 +26,7 @@
 //! ```
 
 pub(crate) mod batch;
+mod copy;
 pub mod geometry;
 pub mod grid;
 pub mod launch;
@@ -39,6 +40,7 @@ pub(crate) mod tiling;
 
 use crate::ir::expr::{Expr, Less, Var, MAX_OUTER};
 use crate::kernel::batch::batch_base;
+use crate::kernel::copy::copy_moves;
 use crate::kernel::geometry::{Form, Unit, MAX_NARROW, SMALL_MAX_ELEMS};
 use crate::kernel::layout::{swizzle_candidates, Layout, MAX_PAD};
 use crate::kernel::moves::Move;
@@ -159,7 +161,7 @@ impl Kernel {
         let tiling = tiling(&geometry);
         let vec = i64::from(geometry.vec);
         let per = |x: Var| {
-            if vec > 1 && matches!(geometry.form, Form::Tile | Form::Skew) {
+            if vec > 1 && matches!(geometry.form, Form::Tile | Form::Skew | Form::Copy) {
                 Expr::var(x) / vec
             } else {
                 Expr::var(x)
@@ -172,6 +174,7 @@ impl Kernel {
             Form::Tile | Form::Skew => tile_moves(&geometry, layout, &tiling, words, &batch),
             Form::Small => small_moves(&geometry, &tiling, words),
             Form::Strip => strip_moves(&geometry, &tiling, words),
+            Form::Copy => copy_moves(&geometry, &tiling, words, &batch),
         };
         Kernel {
             spec,
@@ -281,7 +284,13 @@ impl Kernel {
     /// resolution, shared memory.
     pub fn describe(&self) -> String {
         let (s, g) = (&self.spec, &self.spec.geometry);
-        let vec = if g.vec > 1 && g.gathers() {
+        let vec = if g.vec > 1 && g.form == Form::Copy {
+            format!(
+                ", {} elements per access as one {}-byte vector",
+                g.vec,
+                g.vec_bytes()
+            )
+        } else if g.vec > 1 && g.gathers() {
             format!(", {} elements per thread step as one 16-byte vector", g.vec)
         } else if g.packs() {
             format!(", {} elements per thread step as one 32-bit word", g.vec)
@@ -312,6 +321,10 @@ impl Kernel {
                 "small: runs of {} destination elements across dense batches of matrices of up to {} elements",
                 g.small_chunk(),
                 SMALL_MAX_ELEMS
+            ),
+            Form::Copy => format!(
+                "copy: runs of {} vectors of a batch item's rows, no transpose",
+                g.copy_chunk()
             ),
             Form::Strip => format!(
                 "strip: runs of {} destination elements of a matrix of up to {} rows whose destination is one run",

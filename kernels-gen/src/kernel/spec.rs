@@ -178,6 +178,23 @@ impl TransposeSpec {
         TransposeSpec::new(32, elem_bytes, Strategy::Naive)?.with_form(Form::Strip)
     }
 
+    /// The `copy` kernel for `elem_bytes` moving `vec` elements per access (32 x 8
+    /// threads, `naive`), validated.
+    pub fn copy(elem_bytes: u32, vec: u32) -> Result<Self, SpecError> {
+        let spec = TransposeSpec {
+            geometry: Geometry {
+                form: Form::Copy,
+                tile: 32,
+                block_rows: 8,
+                elem_bytes,
+                vec,
+            },
+            strategy: Strategy::Naive,
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+
     /// The same spec in another [`Form`], validated. A `small` or `strip`
     /// kernel's `vec` is its element size's ([`small_vec`]), a tall kernel's of 1-
     /// or 2-byte elements the elements of a 32-bit word: a spec with `vec = 1`
@@ -232,6 +249,9 @@ impl TransposeSpec {
         }
         if g.gathers() {
             return self.validate_small();
+        }
+        if g.form == Form::Copy {
+            return self.validate_copy();
         }
         if g.vec != 1 {
             let bad = |why: &str| SpecError::Vec {
@@ -293,6 +313,27 @@ impl TransposeSpec {
                 value: g.vec,
                 elem_bytes: g.elem_bytes,
                 why: format!("a {} kernel stores one 16-byte vector per step where the element divides 16, else one element; use vec = {want}", g.form),
+            });
+        }
+        Ok(())
+    }
+
+    /// A `copy` kernel moves vectors of `vec` power-of-two elements (up to 16
+    /// bytes) with no shared memory (`naive`).
+    fn validate_copy(&self) -> Result<(), SpecError> {
+        let g = &self.geometry;
+        if self.strategy != Strategy::Naive {
+            return Err(SpecError::Form {
+                value: g.form.to_string(),
+                why: "a copy kernel has no shared tile; use strategy = naive".into(),
+            });
+        }
+        let pow2 = |x: u32| x.is_power_of_two() && x <= 16;
+        if g.vec != 1 && !(pow2(g.elem_bytes) && pow2(g.vec) && pow2(g.vec_bytes())) {
+            return Err(SpecError::Vec {
+                value: g.vec,
+                elem_bytes: g.elem_bytes,
+                why: "a copy kernel's vector is a power of two of 1- to 16-byte elements, up to 16 bytes; use vec = 1".into(),
             });
         }
         Ok(())

@@ -34,7 +34,8 @@ pub(crate) struct Tiling {
     pub low: Expr,
     /// Small form: elements per matrix and the multipliers that divide by it and
     /// by `rows` (exact: [`crate::kernel::geometry::SMALL_MAX_ELEMS`]); strip
-    /// form: the matrix's elements and the multiplier of `rows`.
+    /// form: the matrix's elements and the multiplier of `rows`; copy form: the
+    /// vectors of one batch item.
     pub mat: Expr,
     pub mat_m: Expr,
     pub rows_m: Expr,
@@ -94,6 +95,37 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
             // One matrix whose destination is one run of `rows * cols` elements.
             let total = Expr::named("total", v(Var::Rows) * v(Var::Cols));
             gathered(g, total.clone(), total, Expr::Lit(0))
+        }
+        Form::Copy => {
+            // Each batch item is `rows` runs of `cv` vectors.
+            let cv = Expr::small(
+                "cv",
+                if vec > 1 {
+                    v(Var::Cols) / vec
+                } else {
+                    v(Var::Cols)
+                },
+            );
+            let total = Expr::named("total", v(Var::Rows) * cv.clone());
+            let chunk = i64::from(g.copy_chunk());
+            let ntiles = Expr::named("ntiles", (total.clone() + (chunk - 1)) / chunk);
+            Tiling {
+                lets: vec![cv.clone(), total.clone(), ntiles.clone()],
+                more: Less(v(Var::Tile) * chunk, total.clone()),
+                ntiles,
+                rows: v(Var::Rows),
+                cols: cv,
+                tiles_x: Expr::Lit(0),
+                narrow: Expr::Lit(0),
+                chunk: Expr::Lit(chunk),
+                period: Expr::Lit(0),
+                chunk_m: Expr::Lit(0),
+                low: Expr::Lit(0),
+                period_m: Expr::Lit(0),
+                mat: total,
+                mat_m: Expr::Lit(0),
+                rows_m: Expr::Lit(0),
+            }
         }
         Form::Small => {
             // The batch is one flat run of `batch * mat` elements on both sides.

@@ -263,6 +263,14 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
                 g.small_chunk()
             )?;
         }
+        Form::Copy => {
+            writeln!(
+                h,
+                "// form:     copy: no transpose, dst (b, r, c) = dst[b * dst_batch_stride + r * dst_ld + c]; \
+                 a block moves {} consecutive vectors of one batch item's rows",
+                g.copy_chunk()
+            )?;
+        }
         Form::Small => {
             writeln!(
                 h,
@@ -316,8 +324,23 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
         "// data:     src (b, r, c) = src[b * src_batch_stride + r * src_ld + c], rows x cols;\n\
          //           dst (b, c, r) = dst[b * dst_batch_stride + c * dst_ld + r]; all in elements"
     )?;
+    if k.outer > 0 {
+        writeln!(
+            h,
+            "//           b is a multi-index over {} batch axes: axis 0 (ext0 items, src_batch_stride and \
+             dst_batch_stride apart), then axis k (src_stride<k>, dst_stride<k>)",
+            k.outer + 1
+        )?;
+    }
     if g.vec > 1 && g.gathers() {
         writeln!(h, "//           needs dst {}-byte aligned", g.vec_bytes())?;
+    } else if g.vec > 1 && g.form == Form::Copy {
+        writeln!(
+            h,
+            "//           needs cols, pitches and strides divisible by {} and both pointers {}-byte aligned",
+            g.vec,
+            g.vec_bytes()
+        )?;
     } else if g.packs() {
         writeln!(
             h,
@@ -345,6 +368,7 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
         Form::Tall | Form::Wide => "ntiles = chunks".to_string(),
         Form::Small => "ntiles = chunks of batch * rows * cols".to_string(),
         Form::Strip => "ntiles = chunks of rows * cols".to_string(),
+        Form::Copy => "ntiles = chunks of rows * cols / vec".to_string(),
     };
     let (batches, loops) = if g.folds_batch() {
         ("1".to_string(), "the tile loop strides")

@@ -4,4 +4,5 @@
 pub mod choice;
 #[cfg(test)]
 mod extremes;
+pub mod permute;
 pub mod table;

@@ -1,0 +1,403 @@
+//! The permute planner: an N-d permute (rank 1 to 8, any strides) as one call of a
+//! transpose or copy kernel with a multi-axis batch.
+//!
+//! Output axis `i` is input axis `perm[i]` (numpy's `transpose`, torch's
+//! `permute`). The planner
+//! 1. drops axes of one item;
+//! 2. merges axes that stay adjacent and in order on both sides (axis `x` just
+//!    outside axis `y` in both buffers: `src_x = ext_y * src_y` and `dst_x = ext_y *
+//!    dst_y`);
+//! 3. then picks:
+//!    * **copy**, where one axis is the innermost (stride 1) on both sides: a `copy`
+//!      kernel moves that axis's contiguous blocks as vectors, rows along the axis
+//!      innermost in the destination among the rest, the others its batch;
+//!    * **transpose**, where the source's innermost axis (stride 1) differs from
+//!      the destination's: the tile kernels move `rows` (the destination's innermost)
+//!      by `cols` (the source's innermost), the other axes their batch;
+//!    * **copy of single elements** where a side has no stride-1 axis (strided
+//!      views): rows along the destination's innermost axis.
+//!
+//! The batch axes go innermost first by destination stride, so consecutive batch
+//! items write nearby.
+//!
+//! ```
+//! use bankfree_gen::select::permute::{plan, Kind, Permute};
+//! // NCHW -> NHWC, f16: H and W merge; a batch of 64 transposes of 256 x 3136.
+//! let p = plan(&Permute::new(&[64, 256, 56, 56], &[0, 2, 3, 1], 2))?;
+//! assert_eq!(p.kind, Kind::Transpose);
+//! assert_eq!((p.shape.batch, p.shape.rows, p.shape.cols), (64, 256, 3136));
+//! // [B, S, H, D] -> [B, H, S, D]: D stays innermost; blocks of 128 copied.
+//! let p = plan(&Permute::new(&[8, 2048, 32, 128], &[0, 2, 1, 3], 2))?;
+//! assert_eq!((p.kind, p.shape.rows, p.shape.cols), (Kind::Copy, 2048, 128));
+//! # Ok::<(), bankfree_gen::select::permute::PermuteError>(())
+//! ```
+
+use crate::ir::expr::MAX_OUTER;
+use crate::ir::shape::{Axis, Outer, Shape, ShapeError};
+use crate::kernel::geometry::{elem_bytes_ok, ELEM_SIZES};
+use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
+use crate::kernel::Kernel;
+use crate::select::choice::auto_kernels;
+use serde::Serialize;
+
+/// The highest rank a permute takes.
+pub const MAX_RANK: usize = 8;
+
+/// A permute call: the source's extents, the permutation, optional strides (in
+/// elements, each for its own tensor's axis order; row-major when absent) and the
+/// element size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Permute {
+    pub dims: Vec<u64>,
+    pub perm: Vec<usize>,
+    pub src_strides: Option<Vec<u64>>,
+    pub dst_strides: Option<Vec<u64>>,
+    pub elem_bytes: u32,
+}
+
+impl Permute {
+    /// A permute of contiguous tensors.
+    pub fn new(dims: &[u64], perm: &[usize], elem_bytes: u32) -> Permute {
+        Permute {
+            dims: dims.to_vec(),
+            perm: perm.to_vec(),
+            src_strides: None,
+            dst_strides: None,
+            elem_bytes,
+        }
+    }
+}
+
+/// Why a permute cannot be planned.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PermuteError {
+    #[error("rank {rank}: a permute takes 1 to {MAX_RANK} axes")]
+    Rank { rank: usize },
+    #[error(
+        "perm {perm:?} has {perm_len} entries but dims has {dims_len}; give one entry per axis"
+    )]
+    Length {
+        perm: Vec<usize>,
+        perm_len: usize,
+        dims_len: usize,
+    },
+    #[error(
+        "perm {perm:?} is not a permutation of 0..{rank}: every axis must appear exactly once"
+    )]
+    NotPermutation { perm: Vec<usize>, rank: usize },
+    #[error("{which}_strides has {len} entries for {rank} axes; give one stride per axis")]
+    Strides {
+        which: &'static str,
+        len: usize,
+        rank: usize,
+    },
+    #[error("element size {elem_bytes} bytes: supported are {ELEM_SIZES}")]
+    ElemBytes { elem_bytes: u32 },
+    #[error("{which}_strides {strides:?} put two elements of dims {dims:?} in one place; pass strides of a layout without overlap")]
+    Overlap {
+        which: &'static str,
+        strides: Vec<u64>,
+        dims: Vec<u64>,
+    },
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
+    #[error("the {what} overflows 64 bits; check dims and strides")]
+    Overflow { what: &'static str },
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+}
+
+/// What the planned call does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Nothing to move (an extent is 0).
+    Empty,
+    /// Blocks contiguous on both sides, copied in order.
+    Copy,
+    /// A batch of transposes.
+    Transpose,
+}
+
+/// A planned permute: the merged axes, what runs and the call's shape.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Plan {
+    /// The axes after dropping and merging, in source order (outermost first):
+    /// extent, source stride, destination stride.
+    pub axes: Vec<Axis>,
+    pub kind: Kind,
+    /// The call: rows, cols, pitches and the batch axes (`outer`).
+    pub shape: Shape,
+}
+
+/// Plans `p` (see the module docs). The shape is validated: both tensors' strides
+/// describe layouts in which no two elements share a place.
+pub fn plan(p: &Permute) -> Result<Plan, PermuteError> {
+    let rank = p.dims.len();
+    if rank == 0 || rank > MAX_RANK {
+        return Err(PermuteError::Rank { rank });
+    }
+    if p.perm.len() != rank {
+        return Err(PermuteError::Length {
+            perm: p.perm.clone(),
+            perm_len: p.perm.len(),
+            dims_len: rank,
+        });
+    }
+    let mut seen = [false; MAX_RANK];
+    for &a in &p.perm {
+        match seen.get_mut(a) {
+            Some(s) if a < rank && !*s => *s = true,
+            _ => {
+                return Err(PermuteError::NotPermutation {
+                    perm: p.perm.clone(),
+                    rank,
+                })
+            }
+        }
+    }
+    if !elem_bytes_ok(p.elem_bytes) {
+        return Err(PermuteError::ElemBytes {
+            elem_bytes: p.elem_bytes,
+        });
+    }
+    let out_dims: Vec<u64> = p.perm.iter().map(|&a| p.dims[a]).collect();
+    let src = strides("src", p.src_strides.as_deref(), &p.dims)?;
+    let dst_out = strides("dst", p.dst_strides.as_deref(), &out_dims)?;
+    for (which, d, st) in [("src", &p.dims, &src), ("dst", &out_dims, &dst_out)] {
+        if overlaps(d, st) {
+            return Err(PermuteError::Overlap {
+                which,
+                strides: st.clone(),
+                dims: d.clone(),
+            });
+        }
+    }
+    // Destination strides in source axis order.
+    let mut dst = vec![0u64; rank];
+    for (i, &a) in p.perm.iter().enumerate() {
+        dst[a] = dst_out[i];
+    }
+    let mut axes: Vec<Axis> = (0..rank)
+        .map(|a| Axis {
+            ext: p.dims[a],
+            src: src[a],
+            dst: dst[a],
+        })
+        .collect();
+    if axes.iter().any(|a| a.ext == 0) {
+        let empty = Shape {
+            batch: 0,
+            ..Shape::new(0, 0)
+        };
+        return Ok(Plan {
+            axes,
+            kind: Kind::Empty,
+            shape: empty,
+        });
+    }
+    axes.retain(|a| a.ext > 1);
+    merge(&mut axes);
+    let shape = shape_of(&axes)?;
+    shape.validate()?;
+    let kind = if shape.copy {
+        Kind::Copy
+    } else {
+        Kind::Transpose
+    };
+    Ok(Plan { axes, kind, shape })
+}
+
+/// Whether two elements of a tensor of `dims` and `strides` share a place: sorted
+/// by stride, each axis (of more than one item) must start past what the smaller
+/// ones span (a sufficient test; the layouts views produce pass it).
+fn overlaps(dims: &[u64], strides: &[u64]) -> bool {
+    if dims.contains(&0) {
+        return false;
+    }
+    let mut axes: Vec<(u64, u64)> = dims
+        .iter()
+        .zip(strides)
+        .filter(|(&d, _)| d > 1)
+        .map(|(&d, &s)| (s, d))
+        .collect();
+    axes.sort_unstable();
+    let mut span = 1u64;
+    for (stride, ext) in axes {
+        if stride < span {
+            return true;
+        }
+        match (ext - 1)
+            .checked_mul(stride)
+            .and_then(|x| x.checked_add(span))
+        {
+            Some(s) => span = s,
+            None => return true,
+        }
+    }
+    false
+}
+
+/// Row-major strides of `dims`, or the caller's (checked for length).
+fn strides(
+    which: &'static str,
+    given: Option<&[u64]>,
+    dims: &[u64],
+) -> Result<Vec<u64>, PermuteError> {
+    if let Some(s) = given {
+        if s.len() != dims.len() {
+            return Err(PermuteError::Strides {
+                which,
+                len: s.len(),
+                rank: dims.len(),
+            });
+        }
+        return Ok(s.to_vec());
+    }
+    let mut out = vec![0u64; dims.len()];
+    let mut step = 1u64;
+    for (o, &d) in out.iter_mut().zip(dims).rev() {
+        *o = step;
+        step = step.checked_mul(d.max(1)).ok_or(PermuteError::Overflow {
+            what: "tensor size",
+        })?;
+    }
+    Ok(out)
+}
+
+/// Merges axis pairs that are adjacent and in order on both sides, until none is.
+fn merge(axes: &mut Vec<Axis>) {
+    'again: loop {
+        for x in 0..axes.len() {
+            for y in 0..axes.len() {
+                let (ax, ay) = (axes[x], axes[y]);
+                let follows = |sx: u64, sy: u64| ay.ext.checked_mul(sy) == Some(sx);
+                if x != y && follows(ax.src, ay.src) && follows(ax.dst, ay.dst) {
+                    if let Some(ext) = ax.ext.checked_mul(ay.ext) {
+                        axes[y] = Axis { ext, ..ay };
+                        axes.remove(x);
+                        continue 'again;
+                    }
+                }
+            }
+        }
+        return;
+    }
+}
+
+/// The call's shape for merged axes (every extent above 1).
+fn shape_of(axes: &[Axis]) -> Result<Shape, PermuteError> {
+    let inner = |key: fn(&Axis) -> u64| {
+        axes.iter()
+            .enumerate()
+            .filter(|(_, a)| key(a) == 1)
+            .map(|(i, _)| i)
+            .next()
+    };
+    let (s_in, d_in) = (inner(|a| a.src), inner(|a| a.dst));
+    let mut rest: Vec<usize> = (0..axes.len()).collect();
+    let take = |rest: &mut Vec<usize>, i: usize| rest.retain(|&r| r != i);
+    let unit = Axis {
+        ext: 1,
+        src: 1,
+        dst: 1,
+    };
+    let mut shape = Shape::new(1, 1);
+    match (s_in, d_in) {
+        (Some(s), Some(d)) if s != d => {
+            // A transpose of rows (the destination's innermost) by cols.
+            take(&mut rest, s);
+            take(&mut rest, d);
+            let (r, c) = (axes[d], axes[s]);
+            shape.rows = r.ext;
+            shape.cols = c.ext;
+            shape.src_ld = r.src;
+            shape.dst_ld = c.dst;
+        }
+        _ => {
+            // A copy of blocks contiguous on both sides, or of single elements.
+            let block = match (s_in, d_in) {
+                (Some(s), Some(d)) if s == d => {
+                    take(&mut rest, s);
+                    axes[s]
+                }
+                _ => unit,
+            };
+            shape.copy = true;
+            shape.cols = block.ext;
+            let rows = rest.iter().copied().min_by_key(|&i| axes[i].dst);
+            let row = rows.map_or(
+                Axis {
+                    ext: 1,
+                    src: block.ext,
+                    dst: block.ext,
+                },
+                |i| axes[i],
+            );
+            if let Some(i) = rows {
+                take(&mut rest, i);
+            }
+            shape.rows = row.ext;
+            shape.src_ld = row.src;
+            shape.dst_ld = row.dst;
+        }
+    }
+    // The batch: innermost first by destination stride.
+    rest.sort_by_key(|&i| axes[i].dst);
+    let batch: Vec<Axis> = rest.iter().map(|&i| axes[i]).collect();
+    shape.batch = batch
+        .iter()
+        .try_fold(1u64, |p, a| p.checked_mul(a.ext))
+        .ok_or(PermuteError::Overflow { what: "batch" })?;
+    if let Some((first, more)) = batch.split_first() {
+        shape.src_batch_stride = first.src;
+        shape.dst_batch_stride = first.dst;
+        if more.len() > usize::from(MAX_OUTER) {
+            // Rank 8 keeps at most 7 batch axes; this cannot happen.
+            return Err(PermuteError::Rank { rank: axes.len() });
+        }
+        shape.outer = Outer::new(more).unwrap_or(Outer::NONE);
+    } else {
+        shape.src_batch_stride = shape.rows.saturating_mul(shape.src_ld);
+        shape.dst_batch_stride = shape.rows.saturating_mul(shape.dst_ld);
+    }
+    Ok(shape)
+}
+
+/// The vector widths a `copy` kernel of `elem_bytes` tries, widest first.
+pub fn copy_vecs(elem_bytes: u32) -> Vec<u32> {
+    [16, 8, 4, 2, 1]
+        .into_iter()
+        .filter(|&v| {
+            v == 1 || (elem_bytes.is_power_of_two() && v * elem_bytes <= 16 && elem_bytes <= 16)
+        })
+        .collect()
+}
+
+/// The kernels a planned call may run, in the order the runtime tries them (the
+/// first that fits and suits the shape): for a transpose, what `tile = auto` runs
+/// for `strategy` ([`auto_kernels`]) with the plan's outer batch axes; for a copy,
+/// the copy kernels from the widest vector down.
+pub fn plan_kernels(
+    plan: &Plan,
+    elem_bytes: u32,
+    strategy: Strategy,
+) -> Result<Vec<Kernel>, PermuteError> {
+    let outer = plan.shape.outer.n;
+    match plan.kind {
+        Kind::Copy | Kind::Empty => copy_vecs(elem_bytes)
+            .into_iter()
+            .map(|v| {
+                let k = Kernel::build(TransposeSpec::copy(elem_bytes, v)?)?;
+                Ok(k.with_outer(outer)?)
+            })
+            .collect(),
+        Kind::Transpose => {
+            let base = Kernel::build(TransposeSpec::new(32, elem_bytes, strategy)?)?;
+            Ok(auto_kernels(&base)
+                .iter()
+                .filter_map(|k| k.with_outer(outer).ok())
+                .collect())
+        }
+    }
+}

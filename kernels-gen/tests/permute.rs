@@ -1,0 +1,227 @@
+//! Permutes of random rank (1 to 8), dims, perms, strides and element sizes: the
+//! planner's shape must be valid and every kernel it lists that fits the shape,
+//! simulated over host bytes, must write exactly what a CPU permute writes.
+
+use bankfree_gen::check::fit::refusal;
+use bankfree_gen::check::sim;
+use bankfree_gen::select::permute::{plan, plan_kernels, Kind, Permute, PermuteError};
+use bankfree_gen::Strategy as Layouts;
+use proptest::prelude::*;
+
+/// Deterministic, non-zero, position-dependent bytes.
+fn noise(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+fn row_major(dims: &[u64]) -> Vec<u64> {
+    let mut s = vec![1u64; dims.len()];
+    for i in (0..dims.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * dims[i + 1];
+    }
+    s
+}
+
+/// Strides with `pad` extra elements per axis (a view into a larger tensor).
+fn padded(dims: &[u64], pad: &[u64]) -> Vec<u64> {
+    let mut s = vec![1u64; dims.len()];
+    let mut step = 1;
+    for i in (0..dims.len()).rev() {
+        s[i] = step;
+        step = step * dims[i] + pad[i] * step;
+    }
+    s
+}
+
+/// Elements a tensor of `dims` and `strides` spans.
+fn span(dims: &[u64], strides: &[u64]) -> u64 {
+    if dims.contains(&0) {
+        return 0;
+    }
+    1 + dims
+        .iter()
+        .zip(strides)
+        .map(|(d, s)| (d - 1) * s)
+        .sum::<u64>()
+}
+
+/// The CPU permute, element by element.
+fn reference(p: &Permute, src: &[u8], dst: &mut [u8]) {
+    let e = p.elem_bytes as usize;
+    let rank = p.dims.len();
+    let ss = p.src_strides.clone().unwrap_or_else(|| row_major(&p.dims));
+    let out: Vec<u64> = p.perm.iter().map(|&a| p.dims[a]).collect();
+    let ds = p.dst_strides.clone().unwrap_or_else(|| row_major(&out));
+    let total: u64 = p.dims.iter().product();
+    let mut idx = vec![0u64; rank];
+    for _ in 0..total {
+        let s: u64 = (0..rank).map(|a| idx[a] * ss[a]).sum();
+        let d: u64 = (0..rank).map(|i| idx[p.perm[i]] * ds[i]).sum();
+        let (s, d) = (s as usize * e, d as usize * e);
+        dst[d..d + e].copy_from_slice(&src[s..s + e]);
+        for a in (0..rank).rev() {
+            idx[a] += 1;
+            if idx[a] < p.dims[a] {
+                break;
+            }
+            idx[a] = 0;
+        }
+    }
+}
+
+fn check(p: &Permute) -> Result<usize, TestCaseError> {
+    let planned = match plan(p) {
+        Ok(x) => x,
+        Err(PermuteError::Shape(e)) => {
+            // Only strides of our making that overlap may be refused.
+            return Err(TestCaseError::fail(format!("{p:?}: {e}")));
+        }
+        Err(e) => return Err(TestCaseError::fail(format!("{p:?}: {e}"))),
+    };
+    let e = p.elem_bytes as usize;
+    let out: Vec<u64> = p.perm.iter().map(|&a| p.dims[a]).collect();
+    let ss = p.src_strides.clone().unwrap_or_else(|| row_major(&p.dims));
+    let ds = p.dst_strides.clone().unwrap_or_else(|| row_major(&out));
+    let (n, m) = (span(&p.dims, &ss) as usize, span(&out, &ds) as usize);
+    if planned.kind == Kind::Empty {
+        return Ok(0);
+    }
+    prop_assert!(planned.shape.src_elems()? as usize <= n, "{planned:?}");
+    prop_assert!(planned.shape.dst_elems()? as usize <= m, "{planned:?}");
+    let src = noise(n * e, 3);
+    let poison = noise(m * e, 5);
+    let mut want = poison.clone();
+    reference(p, &src, &mut want);
+    let mut ran = 0;
+    for strategy in [Layouts::Xor, Layouts::Pad(None)] {
+        let kernels = plan_kernels(&planned, p.elem_bytes, strategy)
+            .map_err(|e| TestCaseError::fail(format!("{p:?}: {e}")))?;
+        prop_assert!(!kernels.is_empty());
+        // The last kernel of a list runs every shape of its kind.
+        let last = kernels.last().expect("listed");
+        prop_assert!(refusal(&last.spec().geometry, &planned.shape).is_none());
+        for k in &kernels {
+            if refusal(&k.spec().geometry, &planned.shape).is_some() {
+                continue;
+            }
+            let mut got = poison.clone();
+            sim::run(k, &planned.shape, &src, &mut got, None).map_err(|err| {
+                TestCaseError::fail(format!("{} on {p:?}: {err}", k.entry_name()))
+            })?;
+            prop_assert!(got == want, "{} on {:?}: output differs", k.entry_name(), p);
+            ran += 1;
+        }
+    }
+    Ok(ran)
+}
+
+fn permute_case() -> impl Strategy<Value = Permute> {
+    (1usize..=8, any::<u64>())
+        .prop_flat_map(|(rank, seed)| {
+            (
+                proptest::collection::vec(1u64..=5, rank),
+                Just((0..rank).collect::<Vec<usize>>()).prop_shuffle(),
+                proptest::sample::select(vec![1u32, 2, 4, 8, 12, 16]),
+                proptest::collection::vec(0u64..=2, rank),
+                proptest::collection::vec(0u64..=2, rank),
+                0u8..4,
+                Just(seed),
+            )
+        })
+        .prop_filter("small enough to simulate", |(dims, ..)| {
+            dims.iter().product::<u64>() <= 2048
+        })
+        .prop_map(|(dims, perm, elem_bytes, spad, dpad, strided, _)| {
+            let out: Vec<u64> = perm.iter().map(|&a| dims[a]).collect();
+            Permute {
+                src_strides: (strided & 1 == 1).then(|| padded(&dims, &spad)),
+                dst_strides: (strided & 2 == 2).then(|| padded(&out, &dpad)),
+                dims,
+                perm,
+                elem_bytes,
+            }
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 192, ..ProptestConfig::default() })]
+    #[test]
+    fn every_listed_kernel_that_fits_permutes_like_the_cpu(p in permute_case()) {
+        prop_assert!(check(&p)? > 0, "no kernel ran {:?}", p);
+    }
+}
+
+#[test]
+fn the_issue_shapes_plan_as_documented() {
+    let cases: [(&[u64], &[usize], u32, Kind); 6] = [
+        (&[8, 2048, 32, 128], &[0, 2, 1, 3], 2, Kind::Copy),
+        (&[8, 2048, 3, 32, 128], &[2, 0, 3, 1, 4], 2, Kind::Copy),
+        (&[64, 256, 56, 56], &[0, 2, 3, 1], 2, Kind::Transpose),
+        (&[2160, 3840, 3], &[2, 0, 1], 1, Kind::Transpose),
+        (&[16, 16, 16, 16, 16], &[4, 3, 2, 1, 0], 4, Kind::Transpose),
+        (
+            &[8, 7, 6, 5, 4, 3, 32],
+            &[6, 2, 0, 4, 1, 5, 3],
+            4,
+            Kind::Transpose,
+        ),
+    ];
+    for (dims, perm, e, kind) in cases {
+        let p = plan(&Permute::new(dims, perm, e)).expect("plans");
+        assert_eq!(p.kind, kind, "{dims:?} {perm:?}");
+    }
+    // HWC -> CHW: H and W merge into one 8294400 x 3 transpose.
+    let p = plan(&Permute::new(&[2160, 3840, 3], &[2, 0, 1], 1)).expect("plans");
+    assert_eq!(
+        (p.shape.rows, p.shape.cols, p.shape.batch),
+        (8_294_400, 3, 1)
+    );
+    // The rank-5 reversal keeps three batch axes: axis 0 and two outer ones.
+    let p = plan(&Permute::new(&[16; 5], &[4, 3, 2, 1, 0], 4)).expect("plans");
+    assert_eq!((p.shape.batch, p.shape.outer.n), (4096, 2));
+}
+
+#[test]
+fn simulated_issue_shapes_scaled_down() {
+    for (dims, perm, e) in [
+        (vec![2u64, 9, 4, 8], vec![0usize, 2, 1, 3], 2u32),
+        (vec![2, 5, 3, 4, 8], vec![2, 0, 3, 1, 4], 2),
+        (vec![3, 8, 5, 7], vec![0, 2, 3, 1], 2),
+        (vec![3, 5, 6, 9], vec![0, 3, 1, 2], 4),
+        (vec![9, 11, 3], vec![2, 0, 1], 1),
+        (vec![4, 4, 4, 4, 4], vec![4, 3, 2, 1, 0], 4),
+        (vec![2, 3, 2, 3, 2, 3, 8], vec![6, 2, 0, 4, 1, 5, 3], 4),
+        (vec![3], vec![0], 12),
+        (vec![1, 1], vec![1, 0], 16),
+        (vec![5, 0, 3], vec![2, 1, 0], 4),
+    ] {
+        let p = Permute::new(&dims, &perm, e);
+        check(&p).unwrap_or_else(|err| panic!("{dims:?} {perm:?}: {err}"));
+    }
+}
+
+#[test]
+fn bad_permutes_are_named() {
+    let err =
+        |dims: &[u64], perm: &[usize]| plan(&Permute::new(dims, perm, 4)).unwrap_err().to_string();
+    assert!(err(&[2, 3], &[0, 0]).contains("not a permutation"));
+    assert!(err(&[2, 3], &[1]).contains("1 entries but dims has 2"));
+    assert!(err(&[], &[]).contains("rank 0"));
+    assert!(err(&[2; 9], &[0, 1, 2, 3, 4, 5, 6, 7, 8]).contains("rank 9"));
+    let mut p = Permute::new(&[4, 4], &[1, 0], 4);
+    p.dst_strides = Some(vec![1, 1]);
+    let e = plan(&p).unwrap_err().to_string();
+    assert!(e.contains("overlap"), "{e}");
+    p.dst_strides = Some(vec![1]);
+    assert!(plan(&p)
+        .unwrap_err()
+        .to_string()
+        .contains("dst_strides has 1 entries"));
+}
