@@ -38,7 +38,9 @@
 pub use bankfree_gen as gen;
 pub use bankfree_macros::{tiled_transpose, Element};
 pub use bankfree_runtime as runtime;
-pub use bankfree_runtime::{autotune, Error, Result, Tuning};
+pub use bankfree_runtime::{
+    autotune, permute, permute_with, Error, PermuteOptions, Result, Tuning,
+};
 pub use cudarc;
 pub use half;
 
@@ -54,7 +56,7 @@ struct UserCrate;
 /// What most programs need: the attribute, [`Element`], errors, autotuning and
 /// cudarc's buffer, stream and context types.
 pub mod prelude {
-    pub use crate::{autotune, tiled_transpose, Element, Error, Result, Tuning};
+    pub use crate::{autotune, permute, tiled_transpose, Element, Error, Result, Tuning};
     pub use cudarc::driver::{CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut};
 }
 

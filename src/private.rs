@@ -33,6 +33,7 @@ pub fn shape(
         src_batch_stride: rows.saturating_mul(src_ld),
         dst_batch_stride: cols.saturating_mul(dst_ld),
         outer: Default::default(),
+        copy: false,
     }
 }
 

@@ -89,6 +89,7 @@ fn scaled(shape: &Shape, v: u32) -> Shape {
         src_batch_stride: (shape.src_batch_stride - shape.rows * shape.src_ld) * v + rows * src_ld,
         dst_batch_stride: (shape.dst_batch_stride - shape.cols * shape.dst_ld) * v + cols * dst_ld,
         outer: Default::default(),
+        copy: false,
     }
 }
 

@@ -105,6 +105,7 @@ fn variant_tokens(k: &Kernel) -> TokenStream {
         Form::Wide => "Wide",
         Form::Small => "Small",
         Form::Strip => "Strip",
+        Form::Copy => "Copy",
     });
     let strategy = match k.spec().strategy {
         Strategy::Naive => quote!(Naive),

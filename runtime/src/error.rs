@@ -45,6 +45,10 @@ pub enum Error {
     #[error(transparent)]
     Shape(#[from] ShapeError),
 
+    /// A permute the planner refuses.
+    #[error(transparent)]
+    Permute(#[from] bankfree_gen::select::permute::PermuteError),
+
     /// A kernel description the generator refuses to build.
     #[error("the kernel cannot be built: {0}")]
     Spec(#[from] SpecError),
@@ -112,6 +116,8 @@ pub enum Unfit {
     Shape(Refusal),
     /// A pointer its vectors need aligned is not.
     Pointer { what: &'static str, bytes: u64 },
+    /// The kernel takes another number of outer batch axes than the shape has.
+    Outer { kernel: u8, shape: u8 },
 }
 
 impl fmt::Display for Unfit {
@@ -121,6 +127,10 @@ impl fmt::Display for Unfit {
             Unfit::Pointer { what, bytes } => write!(
                 f,
                 "{what} does not start {bytes}-byte aligned; a vec = 1 kernel runs it"
+            ),
+            Unfit::Outer { kernel, shape } => write!(
+                f,
+                "the kernel takes {kernel} outer batch axes and the shape has {shape}; build it with `Kernel::with_outer({shape})`"
             ),
         }
     }

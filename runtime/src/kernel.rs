@@ -17,6 +17,8 @@ pub struct KernelSource {
     source: Arc<str>,
     geometry: Geometry,
     shared_bytes: u32,
+    /// Outer batch axes: the parameters after the seven scalars.
+    outer: u8,
     index64: bool,
     /// SHA-256 of the source: what the in-memory cache keys a loaded kernel by.
     digest: [u8; 32],
@@ -30,6 +32,7 @@ impl PartialEq for KernelSource {
             && self.entry == other.entry
             && self.geometry == other.geometry
             && self.shared_bytes == other.shared_bytes
+            && self.outer == other.outer
             && self.index64 == other.index64
     }
 }
@@ -44,6 +47,7 @@ impl KernelSource {
             emit(k).into(),
             k.spec().geometry,
             k.shared_bytes() as u32,
+            k.outer(),
             false,
         )
     }
@@ -64,7 +68,14 @@ impl KernelSource {
         geometry: Geometry,
         shared_bytes: u32,
     ) -> KernelSource {
-        KernelSource::new(entry.into(), source.into(), geometry, shared_bytes, false)
+        KernelSource::new(
+            entry.into(),
+            source.into(),
+            geometry,
+            shared_bytes,
+            0,
+            false,
+        )
     }
 
     fn new(
@@ -72,6 +83,7 @@ impl KernelSource {
         source: Arc<str>,
         geometry: Geometry,
         shared_bytes: u32,
+        outer: u8,
         index64: bool,
     ) -> KernelSource {
         KernelSource {
@@ -80,6 +92,7 @@ impl KernelSource {
             source,
             geometry,
             shared_bytes,
+            outer,
             index64,
             wide: Arc::default(),
         }
@@ -104,6 +117,12 @@ impl KernelSource {
     /// Shared memory per block, in bytes.
     pub fn shared_bytes(&self) -> u32 {
         self.shared_bytes
+    }
+
+    /// Outer batch axes the kernel takes (`Kernel::with_outer`): the shapes it
+    /// runs have as many.
+    pub fn outer(&self) -> u8 {
+        self.outer
     }
 
     /// Whether this is the source's 64-bit build ([`KernelSource::index64`]); the
@@ -131,6 +150,7 @@ impl KernelSource {
                 format!("#define {INDEX64_DEFINE}\n{}", self.source).into(),
                 self.geometry,
                 self.shared_bytes,
+                self.outer,
                 true,
             )
         })

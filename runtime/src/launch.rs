@@ -205,6 +205,12 @@ where
 /// list).
 fn why_unfit(kernel: &KernelSource, (src, dst): (u64, u64), shape: &Shape) -> Option<Unfit> {
     let g = kernel.geometry();
+    if kernel.outer() != shape.outer.n {
+        return Some(Unfit::Outer {
+            kernel: kernel.outer(),
+            shape: shape.outer.n,
+        });
+    }
     if let Some(r) = refusal(g, shape) {
         return Some(Unfit::Shape(r));
     }
@@ -301,9 +307,15 @@ where
         block_dim: (l.block[0], l.block[1], l.block[2]),
         shared_mem_bytes: l.dynamic_shared_bytes,
     };
-    let scalars = shape.scalars();
+    // The seven scalars, then the outer axes' (`why_unfit` checked the kernel
+    // takes as many as the shape has).
+    let scalars: Vec<u64> = shape
+        .scalars()
+        .into_iter()
+        .chain(shape.outer_scalars())
+        .collect();
     // Every scalar is below 2^32 when the 32-bit build runs (`index32`).
-    let narrow = scalars.map(|s| s as u32);
+    let narrow: Vec<u32> = scalars.iter().map(|&s| s as u32).collect();
     let mut args = stream.launch_builder(&loaded.func);
     src.push_to(&mut args);
     dst.push_to(&mut args);

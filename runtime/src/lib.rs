@@ -39,12 +39,14 @@ mod discover;
 #[allow(unsafe_code)]
 mod ffi;
 mod launch;
+mod permute;
 
 pub use cache::{binary, stats, Stats};
 pub use discover::candidate_dirs as nvrtc_search_dirs;
 pub use error::{Error, Result};
 pub use kernel::KernelSource;
 pub use launch::{transpose, transpose_first, DstArg, SrcArg};
+pub use permute::{permute, permute_with, PermuteOptions};
 pub use tune::{autotune, Tuning};
 
 /// What this machine offers.

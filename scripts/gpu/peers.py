@@ -6,6 +6,7 @@ Medians of 30 CUDA-event-timed runs after 3 warm-ups.
 
     python3 scripts/gpu/peers.py [--json peers.json]
     python3 scripts/gpu/peers.py --shapes shapes.json   # the cases `bench --random` drew
+    python3 scripts/gpu/peers.py --permute              # `y.copy_(x.permute(p))` on the cases of `--example permute`
 """
 import json
 import sys
@@ -85,7 +86,42 @@ def drawn(path):
         print(f"{name:<18} torch median {v[len(v) // 2]:.3f}, worst {v[0]:.3f}")
 
 
+PERMUTES = [
+    ("[B,S,H,D]->[B,H,S,D] f16", (8, 2048, 32, 128), (0, 2, 1, 3), torch.float16),
+    ("[B,H,S,D]->[B,S,H,D] f16", (8, 32, 2048, 128), (0, 2, 1, 3), torch.float16),
+    ("QKV split f16", (8, 2048, 3, 32, 128), (2, 0, 3, 1, 4), torch.float16),
+    ("NCHW->NHWC f16", (64, 256, 56, 56), (0, 2, 3, 1), torch.float16),
+    ("NHWC->NCHW f32", (64, 56, 56, 256), (0, 3, 1, 2), torch.float32),
+    ("HWC->CHW u8", (2160, 3840, 3), (2, 0, 1), torch.uint8),
+    ("16^5 reversed f32", (16, 16, 16, 16, 16), (4, 3, 2, 1, 0), torch.float32),
+    ("rank 7 f32", (8, 7, 6, 5, 4, 3, 32), (6, 2, 0, 4, 1, 5, 3), torch.float32),
+]
+
+
+def permutes():
+    """torch's permuted copy on the cases of `cargo run --release --example permute`."""
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; median of {REPS}")
+    print(f"{'case':<28} {'torch ratio':>11}")
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    for name, dims, perm, dtype in PERMUTES:
+        x = torch.randint(0, 100, dims, device="cuda").to(dtype)
+        xs = [x] + [x.clone() for _ in range(min(63, -(-4 * l2 // (x.numel() * x.element_size())) - 1))]
+        turn = iter(range(1 << 62))
+        nxt = lambda: xs[next(turn) % len(xs)]
+        out_copy = torch.empty_like(x)
+        out = torch.empty([dims[p] for p in perm], device="cuda", dtype=dtype)
+        copy = median(lambda: out_copy.copy_(nxt()))
+        t = median(lambda: out.copy_(nxt().permute(*perm)))
+        assert torch.equal(out, xs[(next(turn) - 1) % len(xs)].permute(*perm))
+        print(f"{name:<28} {copy / t:11.3f}")
+        del xs, x, out, out_copy
+        torch.cuda.empty_cache()
+
+
 def main():
+    if "--permute" in sys.argv:
+        permutes()
+        return
     if "--shapes" in sys.argv:
         drawn(sys.argv[sys.argv.index("--shapes") + 1])
         return

@@ -56,6 +56,7 @@ fn user_numbers_never_panic() {
             src_batch_stride: pick(),
             dst_batch_stride: pick(),
             outer: Default::default(),
+            copy: false,
         };
         if shape.batch.is_multiple_of(2) {
             // Mostly valid: pitches just past a row, strides just past a matrix.

@@ -108,7 +108,7 @@ pub enum PermuteError {
 }
 
 /// What the planned call does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// Nothing to move (an extent is 0).

@@ -1,0 +1,189 @@
+//! N-d permutes on GPU 0: attention's head swaps, a fused QKV split, NCHW <-> NHWC,
+//! HWC -> CHW and two high-rank reversals. Each case is checked bit-exact against a
+//! CPU permute, then timed against a `cudaMemcpy` device-to-device of the same bytes
+//! (interleaved, medians of CUDA-event-timed rounds; inputs rotate among enough
+//! copies to exceed the L2 cache, so small cases time memory, not the cache).
+//!
+//! `cargo run --release --example permute [-- --case TEXT]...`
+//!
+//! Without a GPU it says what is missing and exits with 2. `scripts/gpu/peers.py
+//! --permute` times torch's `y.copy_(x.permute(p))` on the same cases.
+
+mod common;
+
+use bankfree::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
+use bankfree::gen::select::permute::{plan, Permute};
+use bankfree::half::f16;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+type Res<T> = Result<T, String>;
+
+/// The cases: name, dims, perm, element size.
+const CASES: [(&str, &[usize], &[usize], usize); 8] = [
+    (
+        "[B,S,H,D]->[B,H,S,D] f16",
+        &[8, 2048, 32, 128],
+        &[0, 2, 1, 3],
+        2,
+    ),
+    (
+        "[B,H,S,D]->[B,S,H,D] f16",
+        &[8, 32, 2048, 128],
+        &[0, 2, 1, 3],
+        2,
+    ),
+    ("QKV split f16", &[8, 2048, 3, 32, 128], &[2, 0, 3, 1, 4], 2),
+    ("NCHW->NHWC f16", &[64, 256, 56, 56], &[0, 2, 3, 1], 2),
+    ("NHWC->NCHW f32", &[64, 56, 56, 256], &[0, 3, 1, 2], 4),
+    ("HWC->CHW u8", &[2160, 3840, 3], &[2, 0, 1], 1),
+    (
+        "16^5 reversed f32",
+        &[16, 16, 16, 16, 16],
+        &[4, 3, 2, 1, 0],
+        4,
+    ),
+    (
+        "rank 7 f32",
+        &[8, 7, 6, 5, 4, 3, 32],
+        &[6, 2, 0, 4, 1, 5, 3],
+        4,
+    ),
+];
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+fn row_major(dims: &[usize]) -> Vec<usize> {
+    let mut s = vec![1usize; dims.len()];
+    for i in (0..dims.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * dims[i + 1];
+    }
+    s
+}
+
+/// The CPU permute.
+fn cpu_permute<T: Copy>(dims: &[usize], perm: &[usize], src: &[T], dst: &mut [T]) {
+    let out: Vec<usize> = perm.iter().map(|&a| dims[a]).collect();
+    let (ss, ds) = (row_major(dims), row_major(&out));
+    // Destination stride of each source axis.
+    let mut dst_of = vec![0usize; dims.len()];
+    for (i, &a) in perm.iter().enumerate() {
+        dst_of[a] = ds[i];
+    }
+    let mut idx = vec![0usize; dims.len()];
+    let (mut s, mut d) = (0usize, 0usize);
+    for _ in 0..src.len() {
+        dst[d] = src[s];
+        for a in (0..dims.len()).rev() {
+            idx[a] += 1;
+            s += ss[a];
+            d += dst_of[a];
+            if idx[a] < dims[a] {
+                break;
+            }
+            s -= ss[a] * dims[a];
+            d -= dst_of[a] * dims[a];
+            idx[a] = 0;
+        }
+    }
+}
+
+fn time_case<T>(
+    stream: &Arc<CudaStream>,
+    name: &str,
+    dims: &[usize],
+    perm: &[usize],
+    make: impl Fn(u64) -> T,
+) -> Res<(f64, f64)>
+where
+    T: DeviceRepr + ValidAsZeroBits + Copy + PartialEq + Unpin + 'static,
+{
+    let n: usize = dims.iter().product();
+    let host = common::noise(n, make);
+    let mut want = host.clone();
+    cpu_permute(dims, perm, &host, &mut want);
+    let bytes = n * std::mem::size_of::<T>();
+    // Enough source copies to exceed the L2 cache (50 MB on an H100) four times.
+    let copies = (200usize << 20).div_ceil(bytes.max(1)).clamp(1, 64);
+    let srcs: Vec<CudaSlice<T>> = (0..copies)
+        .map(|_| stream.clone_htod(&host))
+        .collect::<Result<_, _>>()
+        .map_err(err)?;
+    let mut dst = stream.alloc_zeros::<T>(n).map_err(err)?;
+    let mut copy_dst = stream.alloc_zeros::<T>(n).map_err(err)?;
+    bankfree::permute(&srcs[0], &mut dst, dims, perm).map_err(err)?;
+    if stream.clone_dtoh(&dst).map_err(err)? != want {
+        return Err(format!("{name}: the GPU permute differs from the CPU's"));
+    }
+    let times = common::interleaved_ms(stream, 2, 15, 10, |which, i| {
+        let src = &srcs[i % copies];
+        if which == 0 {
+            bankfree::permute(src, &mut dst, dims, perm).map_err(err)
+        } else {
+            stream.memcpy_dtod(src, &mut copy_dst).map_err(err)
+        }
+    })?;
+    Ok((times[0], times[1]))
+}
+
+fn run(filters: &[String]) -> Res<()> {
+    let ctx = CudaContext::new(0).map_err(err)?;
+    let stream = ctx.default_stream();
+    println!(
+        "GPU 0: {}; ratio = same-bytes cudaMemcpy D2D time / permute time",
+        ctx.name().map_err(err)?
+    );
+    println!(
+        "{:<28} {:>10} {:>11} {:>11} {:>7}  plan",
+        "case", "MB", "permute ms", "memcpy ms", "ratio"
+    );
+    for (name, dims, perm, e) in CASES {
+        if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
+            continue;
+        }
+        let (t, c) = match e {
+            1 => time_case(&stream, name, dims, perm, |x| x as u8)?,
+            2 => time_case(&stream, name, dims, perm, |x| {
+                f16::from_f32((x % 2048) as f32)
+            })?,
+            _ => time_case(&stream, name, dims, perm, |x| x as u32)?,
+        };
+        let d: Vec<u64> = dims.iter().map(|&x| x as u64).collect();
+        let p = plan(&Permute::new(&d, perm, e as u32)).map_err(err)?;
+        let s = p.shape;
+        let mb = dims.iter().product::<usize>() * e;
+        println!(
+            "{name:<28} {:>10.1} {t:>11.4} {c:>11.4} {:>7.3}  {:?} batch {} ({} outer axes) of {} x {}",
+            mb as f64 / 1e6,
+            c / t,
+            p.kind,
+            s.batch,
+            s.outer.n,
+            s.rows,
+            s.cols
+        );
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let filters: Vec<String> = args
+        .windows(2)
+        .filter(|w| w[0] == "--case")
+        .map(|w| w[1].clone())
+        .collect();
+    if let Err(e) = bankfree::runtime::probe() {
+        eprintln!("no GPU run: {e}");
+        return ExitCode::from(2);
+    }
+    match run(&filters) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! N-d permutes on the GPU: random permutations of ranks 2 to 8, element sizes {1,
+//! 2, 4, 8, 12, 16}, contiguous, strided (views into larger tensors) and offset
+//! views, each compared bit-exact with a CPU permute over the whole destination
+//! buffer (poisoned first, so bytes outside the permuted elements must stay).
+//! Run on a GPU with `--include-ignored`.
+#![allow(unsafe_code)] // the 12-byte element's `DeviceRepr`, as a user's crate would write it
+
+use bankfree::cudarc::driver::{CudaContext, CudaStream, DeviceRepr, ValidAsZeroBits};
+use bankfree::{permute_with, PermuteOptions};
+use std::sync::Arc;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct F3([u32; 3]);
+// SAFETY: three u32, `repr(C)`, no padding, valid for any bytes (zero included).
+unsafe impl DeviceRepr for F3 {}
+// SAFETY: as above.
+unsafe impl ValidAsZeroBits for F3 {}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct F4([u32; 4]);
+// SAFETY: four u32, `repr(C)`, no padding, valid for any bytes (zero included).
+unsafe impl DeviceRepr for F4 {}
+// SAFETY: as above.
+unsafe impl ValidAsZeroBits for F4 {}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn row_major(dims: &[usize]) -> Vec<usize> {
+    let mut s = vec![1usize; dims.len()];
+    for i in (0..dims.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * dims[i + 1];
+    }
+    s
+}
+
+fn padded(dims: &[usize], pad: &[usize]) -> Vec<usize> {
+    let mut s = vec![1usize; dims.len()];
+    let mut step = 1;
+    for i in (0..dims.len()).rev() {
+        s[i] = step;
+        step = step * dims[i] + pad[i] * step;
+    }
+    s
+}
+
+fn span(dims: &[usize], strides: &[usize]) -> usize {
+    1 + dims
+        .iter()
+        .zip(strides)
+        .map(|(d, s)| (d - 1) * s)
+        .sum::<usize>()
+}
+
+struct Case {
+    dims: Vec<usize>,
+    perm: Vec<usize>,
+    src_strides: Option<Vec<usize>>,
+    dst_strides: Option<Vec<usize>>,
+    offset: usize,
+}
+
+fn cases() -> Vec<Case> {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut out = Vec::new();
+    // The layouts, scaled down, then random ones.
+    for (dims, perm) in [
+        (vec![4usize, 300, 8, 64], vec![0usize, 2, 1, 3]),
+        (vec![2, 100, 3, 8, 64], vec![2, 0, 3, 1, 4]),
+        (vec![4, 64, 28, 28], vec![0, 2, 3, 1]),
+        (vec![4, 28, 28, 64], vec![0, 3, 1, 2]),
+        (vec![540, 960, 3], vec![2, 0, 1]),
+        (vec![16, 16, 16, 16, 16], vec![4, 3, 2, 1, 0]),
+        (vec![8, 7, 6, 5, 4, 3, 32], vec![6, 2, 0, 4, 1, 5, 3]),
+    ] {
+        out.push(Case {
+            dims,
+            perm,
+            src_strides: None,
+            dst_strides: None,
+            offset: 0,
+        });
+    }
+    for i in 0..60 {
+        let rank = 2 + (i % 7);
+        let budget = 1u64 << 21;
+        let mut dims = Vec::new();
+        let mut total = 1u64;
+        for _ in 0..rank {
+            let cap = (budget / total).clamp(1, 70);
+            let d = 1 + rng.below(cap) as usize;
+            total *= d as u64;
+            dims.push(d);
+        }
+        let mut perm: Vec<usize> = (0..rank).collect();
+        for k in (1..rank).rev() {
+            perm.swap(k, rng.below(k as u64 + 1) as usize);
+        }
+        let kind = i % 4;
+        let pad = |rng: &mut Rng| (0..rank).map(|_| rng.below(3) as usize).collect::<Vec<_>>();
+        let out_dims: Vec<usize> = perm.iter().map(|&a| dims[a]).collect();
+        let src_strides = (kind == 1 || kind == 3).then(|| padded(&dims, &pad(&mut rng)));
+        let dst_strides = (kind == 2 || kind == 3).then(|| padded(&out_dims, &pad(&mut rng)));
+        out.push(Case {
+            dims,
+            perm,
+            src_strides,
+            dst_strides,
+            offset: if kind == 3 { 1 + (i % 5) } else { 0 },
+        });
+    }
+    out
+}
+
+/// Runs every case for element type `T` (`make` turns noise into values).
+fn run_all<T>(stream: &Arc<CudaStream>, make: impl Fn(u64) -> T) -> usize
+where
+    T: DeviceRepr + ValidAsZeroBits + Copy + PartialEq + std::fmt::Debug + Unpin + 'static,
+{
+    let mut rng = Rng(12345);
+    let mut ran = 0;
+    for c in cases() {
+        let out_dims: Vec<usize> = c.perm.iter().map(|&a| c.dims[a]).collect();
+        let ss = c.src_strides.clone().unwrap_or_else(|| row_major(&c.dims));
+        let ds = c
+            .dst_strides
+            .clone()
+            .unwrap_or_else(|| row_major(&out_dims));
+        let (n, m) = (
+            span(&c.dims, &ss) + c.offset,
+            span(&out_dims, &ds) + c.offset,
+        );
+        let host: Vec<T> = (0..n).map(|_| make(rng.next())).collect();
+        let poison: Vec<T> = (0..m).map(|_| make(rng.next())).collect();
+        let mut want = poison.clone();
+        let rank = c.dims.len();
+        let mut idx = vec![0usize; rank];
+        for _ in 0..c.dims.iter().product::<usize>() {
+            let s: usize = (0..rank).map(|a| idx[a] * ss[a]).sum();
+            let d: usize = (0..rank).map(|i| idx[c.perm[i]] * ds[i]).sum();
+            want[c.offset + d] = host[c.offset + s];
+            for a in (0..rank).rev() {
+                idx[a] += 1;
+                if idx[a] < c.dims[a] {
+                    break;
+                }
+                idx[a] = 0;
+            }
+        }
+        let src = stream.clone_htod(&host).expect("upload");
+        let mut dst = stream.clone_htod(&poison).expect("upload");
+        let opts = PermuteOptions {
+            src_strides: c.src_strides.as_deref(),
+            dst_strides: c.dst_strides.as_deref(),
+            ..PermuteOptions::default()
+        };
+        {
+            let sv = src.slice(c.offset..);
+            let mut dv = dst.slice_mut(c.offset..);
+            permute_with(&sv, &mut dv, &c.dims, &c.perm, &opts)
+                .unwrap_or_else(|e| panic!("{:?} {:?}: {e}", c.dims, c.perm));
+        }
+        let got = stream.clone_dtoh(&dst).expect("download");
+        assert!(
+            got == want,
+            "{}-byte {:?} perm {:?} strides {:?}/{:?} offset {}: output differs",
+            std::mem::size_of::<T>(),
+            c.dims,
+            c.perm,
+            c.src_strides,
+            c.dst_strides,
+            c.offset
+        );
+        ran += 1;
+    }
+    ran
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn random_permutes_are_bit_exact_for_every_element_size() {
+    let stream = CudaContext::new(0).expect("GPU 0").default_stream();
+    let mut ran = 0;
+    ran += run_all(&stream, |x| x as u8);
+    ran += run_all(&stream, |x| x as u16);
+    ran += run_all(&stream, |x| x as u32);
+    ran += run_all(&stream, |x| x);
+    ran += run_all(&stream, |x| {
+        F3([x as u32, (x >> 21) as u32, (x >> 40) as u32])
+    });
+    ran += run_all(&stream, |x| {
+        F4([
+            x as u32,
+            (x >> 8) as u32,
+            (x >> 16) as u32,
+            (x >> 32) as u32,
+        ])
+    });
+    println!("{ran} permutes, all bit-exact");
+    assert_eq!(ran, 6 * cases().len());
+}
