@@ -36,7 +36,7 @@
 //! * [`cudarc`] and [`half`] are re-exported so your buffers and ours agree.
 
 pub use bankfree_gen as gen;
-pub use bankfree_macros::{tiled_transpose, Element};
+pub use bankfree_macros::{tiled_permute, tiled_transpose, Element};
 pub use bankfree_runtime as runtime;
 pub use bankfree_runtime::{
     autotune, permute, permute_with, Error, PermuteOptions, Result, Tuning,
@@ -56,7 +56,9 @@ struct UserCrate;
 /// What most programs need: the attribute, [`Element`], errors, autotuning and
 /// cudarc's buffer, stream and context types.
 pub mod prelude {
-    pub use crate::{autotune, permute, tiled_transpose, Element, Error, Result, Tuning};
+    pub use crate::{
+        autotune, permute, tiled_permute, tiled_transpose, Element, Error, Result, Tuning,
+    };
     pub use cudarc::driver::{CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut};
 }
 

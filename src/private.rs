@@ -99,3 +99,32 @@ pub fn pick(table: &'static [Entry], elem_bytes: usize) -> crate::Result<&'stati
         })?
         .sources()
 }
+
+/// The body `#[tiled_permute]` writes: the runtime's planned permute.
+#[allow(clippy::too_many_arguments)]
+pub fn permute<T, S, D>(
+    src: &S,
+    dst: &mut D,
+    dims: &[usize],
+    perm: &[usize],
+    src_strides: Option<&[usize]>,
+    dst_strides: Option<&[usize]>,
+    stream: Option<&cudarc::driver::CudaStream>,
+    pad: bool,
+) -> crate::Result<()>
+where
+    S: bankfree_runtime::SrcArg<T> + ?Sized,
+    D: bankfree_runtime::DstArg<T> + ?Sized,
+{
+    let opts = bankfree_runtime::PermuteOptions {
+        src_strides,
+        dst_strides,
+        stream,
+        strategy: Some(if pad {
+            Strategy::Pad(None)
+        } else {
+            Strategy::Xor
+        }),
+    };
+    bankfree_runtime::permute_with(src, dst, dims, perm, &opts)
+}

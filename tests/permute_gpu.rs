@@ -211,3 +211,83 @@ fn random_permutes_are_bit_exact_for_every_element_size() {
     println!("{ran} permutes, all bit-exact");
     assert_eq!(ran, 6 * cases().len());
 }
+
+mod attribute {
+    use bankfree::cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut};
+    use bankfree::half::f16;
+    use bankfree::tiled_permute;
+
+    #[tiled_permute(perm = [0, 2, 3, 1])]
+    pub fn nchw_to_nhwc(
+        src: &CudaSlice<f16>,
+        dst: &mut CudaSlice<f16>,
+        dims: [usize; 4],
+    ) -> bankfree::Result<()>;
+
+    #[tiled_permute(perm = [2, 0, 1], strategy = pad)]
+    pub fn generic<T: bankfree::Element>(
+        src: &CudaView<'_, T>,
+        dst: &mut CudaViewMut<'_, T>,
+        dims: [usize; 3],
+        src_strides: [usize; 3],
+        dst_strides: [usize; 3],
+        stream: &CudaStream,
+    ) -> bankfree::Result<()>;
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_attribute_permutes_like_the_cpu() {
+    use bankfree::half::f16;
+    let stream = CudaContext::new(0).expect("GPU 0").default_stream();
+    let dims = [3usize, 5, 7, 9];
+    let n: usize = dims.iter().product();
+    let host: Vec<f16> = (0..n).map(|i| f16::from_f32(i as f32)).collect();
+    let src = stream.clone_htod(&host).expect("upload");
+    let mut dst = stream.alloc_zeros::<f16>(n).expect("alloc");
+    attribute::nchw_to_nhwc(&src, &mut dst, dims).expect("permutes");
+    let got = stream.clone_dtoh(&dst).expect("download");
+    let (c, h, w) = (dims[1], dims[2], dims[3]);
+    for b in 0..dims[0] {
+        for ci in 0..c {
+            for y in 0..h {
+                for x in 0..w {
+                    let s = ((b * c + ci) * h + y) * w + x;
+                    let d = ((b * h + y) * w + x) * c + ci;
+                    assert_eq!(got[d], host[s]);
+                }
+            }
+        }
+    }
+    // A generic strided one: HWC with a padded row pitch -> CHW.
+    let (hh, ww, cc) = (6usize, 11usize, 3usize);
+    let src_strides = [(ww + 2) * cc, cc, 1];
+    let host: Vec<u32> = (0..hh * (ww + 2) * cc).map(|i| i as u32).collect();
+    let src = stream.clone_htod(&host).expect("upload");
+    let mut dst = stream.alloc_zeros::<u32>(hh * ww * cc).expect("alloc");
+    let dst_strides = [hh * ww, ww, 1];
+    {
+        let sv = src.slice(..);
+        let mut dv = dst.slice_mut(..);
+        attribute::generic(
+            &sv,
+            &mut dv,
+            [hh, ww, cc],
+            src_strides,
+            dst_strides,
+            &stream,
+        )
+        .expect("permutes");
+    }
+    let got = stream.clone_dtoh(&dst).expect("download");
+    for y in 0..hh {
+        for x in 0..ww {
+            for ch in 0..cc {
+                assert_eq!(
+                    got[ch * hh * ww + y * ww + x],
+                    host[y * src_strides[0] + x * cc + ch]
+                );
+            }
+        }
+    }
+}

@@ -52,7 +52,7 @@ const NAMES: &str = "src, dst, rows, cols and optionally batch, src_ld, dst_ld, 
 
 /// The element type of `&CudaSlice<T>` / `&CudaView<'_, T>` (`mutable` false) or
 /// `&mut CudaSlice<T>` / `&mut CudaViewMut<'_, T>` (`mutable` true).
-fn slice_elem(cx: &Ctxt, name: &str, ty: &Type, mutable: bool) -> Option<Type> {
+pub(crate) fn slice_elem(cx: &Ctxt, name: &str, ty: &Type, mutable: bool) -> Option<Type> {
     let want = if mutable {
         "`&mut CudaSlice<T>` or `&mut CudaViewMut<'_, T>`"
     } else {
@@ -113,11 +113,11 @@ fn slice_elem(cx: &Ctxt, name: &str, ty: &Type, mutable: bool) -> Option<Type> {
     elem
 }
 
-fn is_usize(ty: &Type) -> bool {
+pub(crate) fn is_usize(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident("usize"))
 }
 
-fn is_stream(ty: &Type) -> bool {
+pub(crate) fn is_stream(ty: &Type) -> bool {
     let Type::Reference(r) = ty else { return false };
     if r.mutability.is_some() {
         return false;
@@ -137,7 +137,7 @@ fn is_stream(ty: &Type) -> bool {
 }
 
 /// `bankfree::Result<()>` or `Result<(), bankfree::Error>` (any path to them).
-fn returns_result(ret: &ReturnType) -> bool {
+pub(crate) fn returns_result(ret: &ReturnType) -> bool {
     let ReturnType::Type(_, ty) = ret else {
         return false;
     };

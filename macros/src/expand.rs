@@ -312,6 +312,12 @@ pub fn expand(cx: &Ctxt, args: &Args, item: &Item, p: &Params) -> TokenStream {
 /// When there are errors: the signature with a body that type-checks, so callers
 /// get no cascade of errors.
 pub fn fallback(item: &Item) -> TokenStream {
+    fallback_named(item, "#[tiled_transpose]")
+}
+
+/// [`fallback`] for the attribute `name`.
+pub fn fallback_named(item: &Item, name: &str) -> TokenStream {
+    let msg = format!("{name} reported errors");
     let Item {
         attrs, vis, sig, ..
     } = item;
@@ -324,7 +330,7 @@ pub fn fallback(item: &Item) -> TokenStream {
         #(#attrs)*
         #[allow(unused_variables, unreachable_code, clippy::diverging_sub_expression)]
         #vis #sig {
-            ::core::unimplemented!("#[tiled_transpose] reported errors")
+            ::core::unimplemented!(#msg)
         }
     }
 }

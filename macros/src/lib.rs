@@ -18,6 +18,7 @@ mod attr;
 mod ctxt;
 mod element;
 mod expand;
+mod permute;
 
 use proc_macro::TokenStream;
 
@@ -31,6 +32,16 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn tiled_transpose(attr: TokenStream, item: TokenStream) -> TokenStream {
     run(attr.into(), item.into()).into()
+}
+
+/// Generates an N-d permute for a function signature: `perm = [...]` (output
+/// axis `i` is input axis `perm[i]`, rank 1 to 8) and optionally `strategy = pad |
+/// swizzle` (default `swizzle`). Parameters by name: `src`, `dst`, `dims: [usize;
+/// N]` and optionally `src_strides`, `dst_strides` (`[usize; N]`, in elements, each
+/// in its own tensor's axis order) and `stream`. See the `bankfree` crate.
+#[proc_macro_attribute]
+pub fn tiled_permute(attr: TokenStream, item: TokenStream) -> TokenStream {
+    permute::run(attr.into(), item.into()).into()
 }
 
 /// Implements `bankfree::Element` (and cudarc's `DeviceRepr` and `ValidAsZeroBits`)
