@@ -230,9 +230,9 @@ pub fn driver_version() -> Result<i32, DriverError> {
 /// Launches the kernel whose arguments `args` holds.
 pub fn launch(args: &mut LaunchArgs<'_>, cfg: LaunchConfig) -> Result<(), DriverError> {
     // SAFETY: the only caller (`launch::transpose`) pushed exactly the generated
-    // kernel's parameters in order (src, dst, then the seven scalars of
-    // `Shape::scalars` and the outer axes' of `Shape::outer_scalars`, as many as
-    // the kernel takes (`launch::why_unfit` checked that): u32 for the 32-bit build, which runs only where
+    // kernel's parameters in order (src, dst, then the used entries of
+    // `Shape::params`: the seven scalars and the outer axes', as many as the
+    // kernel takes (`launch::why_unfit` checked that): u32 for the 32-bit build, which runs only where
     // `check::index32::proven` showed every index fits, u64 for the 64-bit one),
     // checked with overflow-free arithmetic that both buffers hold every element the shape addresses, and sized the
     // grid, block and dynamic shared memory from the same spec; the kernel only

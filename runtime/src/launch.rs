@@ -309,22 +309,18 @@ where
     };
     // The seven scalars, then the outer axes' (`why_unfit` checked the kernel
     // takes as many as the shape has).
-    let scalars: Vec<u64> = shape
-        .scalars()
-        .into_iter()
-        .chain(shape.outer_scalars())
-        .collect();
-    // Every scalar is below 2^32 when the 32-bit build runs (`index32`).
-    let narrow: Vec<u32> = scalars.iter().map(|&s| s as u32).collect();
+    let (wide, n) = shape.params();
+    // Every parameter is below 2^32 when the 32-bit build runs (`index32`).
+    let narrow = wide.map(|s| s as u32);
     let mut args = stream.launch_builder(&loaded.func);
     src.push_to(&mut args);
     dst.push_to(&mut args);
     if kernel.is_index64() {
-        scalars.iter().for_each(|s| {
+        wide[..n].iter().for_each(|s| {
             args.arg(s);
         });
     } else {
-        narrow.iter().for_each(|s| {
+        narrow[..n].iter().for_each(|s| {
             args.arg(s);
         });
     }

@@ -169,8 +169,6 @@ pub fn vec_refusal(vec: u32, shape: &Shape) -> Option<Refusal> {
 /// The strides of the outer batch axes with more than one item, named.
 fn outer_strides(shape: &Shape) -> impl Iterator<Item = (&'static str, u64)> + '_ {
     outer_params(shape.outer.n)
-        .into_iter()
-        .filter(|v| !matches!(v, Var::Ext(_)))
         .filter(|&v| match v {
             Var::SrcStride(k) | Var::DstStride(k) => shape.outer_value(Var::Ext(k)) > 1,
             _ => false,
@@ -228,11 +226,8 @@ pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
                 vec: g.vec,
             });
         }
-        let src_strides = outer_strides(shape).filter(|(name, _)| name.starts_with("src"));
-        if let Some((name, value)) = src_strides
-            .into_iter()
-            .find(|(_, value)| !value.is_multiple_of(v))
-        {
+        let mut src_strides = outer_strides(shape).filter(|(name, _)| name.starts_with("src"));
+        if let Some((name, value)) = src_strides.find(|(_, value)| !value.is_multiple_of(v)) {
             return Some(Refusal::Vec {
                 name,
                 value,

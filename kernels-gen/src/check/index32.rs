@@ -263,12 +263,8 @@ pub fn proven(g: &Geometry, shape: &Shape) -> bool {
 
 fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
     static CHECKS: Memo<(Geometry, u8), Checks> = Memo::new(1 << 12);
-    if shape
-        .scalars()
-        .iter()
-        .chain(&shape.outer_scalars())
-        .any(|&p| u32::try_from(p).is_err())
-    {
+    let (params, n) = shape.params();
+    if params[..n].iter().any(|&p| u32::try_from(p).is_err()) {
         return Err(Wide);
     }
     // Buffers in units (elements, words of a word array, or vectors).

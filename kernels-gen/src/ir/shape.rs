@@ -21,7 +21,7 @@ use serde::Serialize;
 
 /// The kernel's scalar parameters after `src` and `dst`, in order (all of the
 /// kernel's index type, in elements): the values of [`Shape::scalars`].
-pub(crate) const SCALAR_PARAMS: [&str; 7] = [
+pub const SCALAR_PARAMS: [&str; 7] = [
     "batch",
     "rows",
     "cols",
@@ -33,16 +33,18 @@ pub(crate) const SCALAR_PARAMS: [&str; 7] = [
 
 /// The parameters a kernel with `outer` outer batch axes takes after
 /// [`SCALAR_PARAMS`], in order: the extents of axes `0..outer`, then the source
-/// strides of axes `1..=outer`, then the destination ones (the values of
-/// [`Shape::outer_scalars`]).
-pub fn outer_params(outer: u8) -> Vec<Var> {
+/// strides of axes `1..=outer`, then the destination ones (their values are the
+/// tail of [`Shape::params`]).
+pub fn outer_params(outer: u8) -> impl Iterator<Item = Var> {
     let n = outer.min(MAX_OUTER);
     (0..n)
         .map(Var::Ext)
         .chain((1..=n).map(Var::SrcStride))
         .chain((1..=n).map(Var::DstStride))
-        .collect()
 }
+
+/// The most parameters after `src` and `dst` a kernel takes.
+pub const MAX_PARAMS: usize = SCALAR_PARAMS.len() + 3 * MAX_OUTER as usize;
 
 /// Launch-time sizes, in elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -216,13 +218,6 @@ impl Shape {
             s = s.saturating_add(i.saturating_mul(a.src));
             d = d.saturating_add(i.saturating_mul(a.dst));
         }
-        if axes.is_empty() {
-            // One axis: `b` itself.
-            return (
-                b.saturating_mul(self.src_batch_stride),
-                b.saturating_mul(self.dst_batch_stride),
-            );
-        }
         (s, d)
     }
 
@@ -239,12 +234,18 @@ impl Shape {
         ]
     }
 
-    /// The values of [`outer_params`] for this shape's outer axes.
-    pub fn outer_scalars(&self) -> Vec<u64> {
-        outer_params(self.outer.n)
-            .into_iter()
-            .map(|v| self.outer_value(v))
-            .collect()
+    /// Every parameter a kernel with this shape's outer axes takes after `src` and
+    /// `dst`, in order: the values of [`SCALAR_PARAMS`] then of [`outer_params`]; the
+    /// first `.1` entries are used (no allocation: the launcher calls this per launch).
+    pub fn params(&self) -> ([u64; MAX_PARAMS], usize) {
+        let mut out = [0u64; MAX_PARAMS];
+        out[..SCALAR_PARAMS.len()].copy_from_slice(&self.scalars());
+        let mut n = SCALAR_PARAMS.len();
+        for v in outer_params(self.outer.n) {
+            out[n] = self.outer_value(v);
+            n += 1;
+        }
+        (out, n)
     }
 
     /// The value of an outer axis's parameter (0 for other variables).
