@@ -169,34 +169,38 @@ pub(crate) fn returns_result(ret: &ReturnType) -> bool {
     }
 }
 
-/// Checks the item; reports every problem to `cx`.
-pub fn check(cx: &Ctxt, item: &Item) -> Option<Params> {
+/// Checks what every attribute of this crate refuses in a signature: a body,
+/// `const`, `async`, `unsafe`, an ABI, `...`, a return type other than
+/// `bankfree::Result<()>`. `attr` names the attribute in the messages.
+pub fn check_header(cx: &Ctxt, item: &Item, attr: &str) {
     let sig = &item.sig;
     if let Some(b) = &item.body {
         cx.error(
             b,
-            "remove the body: `#[tiled_transpose]` writes it; end the signature with `;`",
+            format!("remove the body: `{attr}` writes it; end the signature with `;`"),
         );
     }
     if let Some(t) = &sig.constness {
         cx.error(
             t,
-            "a `#[tiled_transpose]` function cannot be `const` (it launches a GPU kernel): remove `const`",
+            format!(
+                "a `{attr}` function cannot be `const` (it launches a GPU kernel): remove `const`"
+            ),
         );
     }
     if let Some(t) = &sig.asyncness {
-        cx.error(t, "a `#[tiled_transpose]` function cannot be `async` (the launch is already asynchronous on its stream): remove `async`");
+        cx.error(t, format!("a `{attr}` function cannot be `async` (the launch is already asynchronous on its stream): remove `async`"));
     }
     if let Some(t) = &sig.unsafety {
-        cx.error(t, "a `#[tiled_transpose]` function cannot be `unsafe` (every input is checked before the launch): remove `unsafe`");
+        cx.error(t, format!("a `{attr}` function cannot be `unsafe` (every input is checked before the launch): remove `unsafe`"));
     }
     if let Some(abi) = &sig.abi {
-        cx.error(abi, "a `#[tiled_transpose]` function cannot be `extern`: remove the ABI; it is a Rust function that launches a kernel");
+        cx.error(abi, format!("a `{attr}` function cannot be `extern`: remove the ABI; it is a Rust function that launches a kernel"));
     }
     if let Some(v) = &sig.variadic {
         cx.error(
             v,
-            "a `#[tiled_transpose]` function cannot be variadic: remove `...`",
+            format!("a `{attr}` function cannot be variadic: remove `...`"),
         );
     }
     if !returns_result(&sig.output) {
@@ -210,20 +214,21 @@ pub fn check(cx: &Ctxt, item: &Item) -> Option<Params> {
             ),
         }
     }
-    let mut src: Option<Type> = None;
-    let mut dst: Option<(Type, Type)> = None;
-    let mut seen: Vec<String> = Vec::new();
-    let mut p = Params {
-        elem: syn::parse_quote!(()),
-        batch: false,
-        src_ld: false,
-        dst_ld: false,
-        stream: false,
-    };
-    for arg in &sig.inputs {
+}
+
+/// The parameters by name, each once (a receiver, a pattern or a repeated name is
+/// reported); `names` lists the accepted ones for the messages.
+pub fn named_params<'a>(
+    cx: &Ctxt,
+    item: &'a Item,
+    attr: &str,
+    names: &str,
+) -> Vec<(&'a syn::Ident, &'a Type)> {
+    let mut out: Vec<(&syn::Ident, &Type)> = Vec::new();
+    for arg in &item.sig.inputs {
         let pt = match arg {
             FnArg::Receiver(r) => {
-                cx.error(r, "a `#[tiled_transpose]` function takes no `self`: make it a free function or an associated function without a receiver");
+                cx.error(r, format!("a `{attr}` function takes no `self`: make it a free function or an associated function without a receiver"));
                 continue;
             }
             FnArg::Typed(pt) => pt,
@@ -231,20 +236,72 @@ pub fn check(cx: &Ctxt, item: &Item) -> Option<Params> {
         let Pat::Ident(pi) = &*pt.pat else {
             cx.error(
                 &pt.pat,
-                format!("parameters are recognised by name: use {NAMES}"),
+                format!("parameters are recognised by name: use {names}"),
             );
             continue;
         };
-        let name = pi.ident.to_string();
-        if seen.contains(&name) {
+        if out.iter().any(|(i, _)| **i == pi.ident) {
             cx.error(
                 &pi.ident,
-                format!("duplicate parameter `{name}`: give each parameter once"),
+                format!(
+                    "duplicate parameter `{}`: give each parameter once",
+                    pi.ident
+                ),
             );
             continue;
         }
-        seen.push(name.clone());
-        let ty = &*pt.ty;
+        out.push((&pi.ident, &*pt.ty));
+    }
+    out
+}
+
+/// Reports each of `required` (name, type) missing from `params`, and `dst` holding
+/// another element type than `src`; returns `src`'s element type.
+pub fn check_required(
+    cx: &Ctxt,
+    item: &Item,
+    params: &[(&syn::Ident, &Type)],
+    required: &[(&str, &str)],
+    src: Option<Type>,
+    dst: Option<(Type, Type)>,
+) -> Option<Type> {
+    for (name, ty) in required {
+        if !params.iter().any(|(i, _)| *i == name) {
+            cx.error(&item.sig.ident, format!("missing parameter `{name}: {ty}`"));
+        }
+    }
+    if let (Some(s), Some((d, dty))) = (&src, &dst) {
+        let (a, b) = (
+            s.to_token_stream().to_string(),
+            d.to_token_stream().to_string(),
+        );
+        if a != b {
+            cx.error(
+                dty,
+                format!(
+                    "`dst` holds `{b}` but `src` holds `{a}`: both must have the same element type"
+                ),
+            );
+        }
+    }
+    src
+}
+
+/// Checks the item; reports every problem to `cx`.
+pub fn check(cx: &Ctxt, item: &Item) -> Option<Params> {
+    check_header(cx, item, "#[tiled_transpose]");
+    let mut src: Option<Type> = None;
+    let mut dst: Option<(Type, Type)> = None;
+    let mut p = Params {
+        elem: syn::parse_quote!(()),
+        batch: false,
+        src_ld: false,
+        dst_ld: false,
+        stream: false,
+    };
+    let params = named_params(cx, item, "#[tiled_transpose]", NAMES);
+    for &(ident, ty) in &params {
+        let name = ident.to_string();
         match name.as_str() {
             "src" => src = slice_elem(cx, "src", ty, false),
             "dst" => dst = slice_elem(cx, "dst", ty, true).map(|e| (e, ty.clone())),
@@ -269,36 +326,18 @@ pub fn check(cx: &Ctxt, item: &Item) -> Option<Params> {
                 p.stream = true;
             }
             _ => cx.error(
-                &pi.ident,
+                ident,
                 format!("unexpected parameter `{name}`: parameters are {NAMES}"),
             ),
         }
     }
-    for (name, ty) in [
+    let required = [
         ("src", "&CudaSlice<T>"),
         ("dst", "&mut CudaSlice<T>"),
         ("rows", "usize"),
         ("cols", "usize"),
-    ] {
-        if !seen.iter().any(|s| s == name) {
-            cx.error(&sig.ident, format!("missing parameter `{name}: {ty}`"));
-        }
-    }
-    if let (Some(s), Some((d, dty))) = (&src, &dst) {
-        let (a, b) = (
-            s.to_token_stream().to_string(),
-            d.to_token_stream().to_string(),
-        );
-        if a != b {
-            cx.error(
-                dty,
-                format!(
-                    "`dst` holds `{b}` but `src` holds `{a}`: both must have the same element type"
-                ),
-            );
-        }
-    }
-    p.elem = src?;
+    ];
+    p.elem = check_required(cx, item, &params, &required, src, dst)?;
     Some(p)
 }
 

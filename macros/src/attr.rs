@@ -54,6 +54,37 @@ fn strategy(cx: &Ctxt, e: &Expr) -> Option<Strategy> {
     }
 }
 
+/// The arguments as `(name, meta)`, each name once; malformed arguments, paths
+/// that are not a name and repeated names are reported (`expected` says what is
+/// accepted).
+pub fn metas(cx: &Ctxt, attr: TokenStream, expected: &str) -> Vec<(String, Meta)> {
+    let metas =
+        match syn::parse::Parser::parse2(Punctuated::<Meta, Token![,]>::parse_terminated, attr) {
+            Ok(m) => m,
+            Err(e) => {
+                cx.syn(syn::Error::new(
+                    e.span(),
+                    format!("malformed arguments: {e}; {expected}"),
+                ));
+                return Vec::new();
+            }
+        };
+    let mut out: Vec<(String, Meta)> = Vec::new();
+    for meta in metas {
+        let path = meta.path();
+        let Some(name) = path.get_ident().map(ToString::to_string) else {
+            cx.error(path, format!("unknown argument; {expected}"));
+            continue;
+        };
+        if out.iter().any(|(n, _)| *n == name) {
+            cx.error(path, format!("duplicate argument `{name}`: give it once"));
+            continue;
+        }
+        out.push((name, meta));
+    }
+    out
+}
+
 pub fn parse(cx: &Ctxt, attr: TokenStream) -> Args {
     let mut args = Args {
         tile: 32,
@@ -63,29 +94,8 @@ pub fn parse(cx: &Ctxt, attr: TokenStream) -> Args {
         block_rows: None,
         allow_conflicts: false,
     };
-    let metas =
-        match syn::parse::Parser::parse2(Punctuated::<Meta, Token![,]>::parse_terminated, attr) {
-            Ok(m) => m,
-            Err(e) => {
-                cx.syn(syn::Error::new(
-                    e.span(),
-                    format!("malformed arguments: {e}; {EXPECTED}"),
-                ));
-                return args;
-            }
-        };
-    let mut seen: Vec<String> = Vec::new();
-    for meta in metas {
+    for (name, meta) in metas(cx, attr, EXPECTED) {
         let path = meta.path();
-        let Some(name) = path.get_ident().map(ToString::to_string) else {
-            cx.error(path, format!("unknown argument; {EXPECTED}"));
-            continue;
-        };
-        if seen.contains(&name) {
-            cx.error(path, format!("duplicate argument `{name}`: give it once"));
-            continue;
-        }
-        seen.push(name.clone());
         match (name.as_str(), &meta) {
             ("tile", Meta::NameValue(nv)) if is_auto(&nv.value) => {}
             ("tile", Meta::NameValue(nv)) => {

@@ -201,13 +201,7 @@ pub fn expand(cx: &Ctxt, args: &Args, item: &Item, p: &Params) -> TokenStream {
         quote!(1usize)
     };
     let (src_ld, dst_ld) = (some(p.src_ld, "src_ld"), some(p.dst_ld, "dst_ld"));
-    let stream = if p.stream {
-        quote!(::core::option::Option::Some(::core::borrow::Borrow::<
-            ::bankfree::cudarc::driver::CudaStream,
-        >::borrow(stream)))
-    } else {
-        quote!(::core::option::Option::None)
-    };
+    let stream = stream_arg(p.stream);
 
     let (table, doc, check, item_check) = match known_size(elem) {
         Some(bytes) => match kernel_for(args, bytes) {
@@ -306,6 +300,18 @@ pub fn expand(cx: &Ctxt, args: &Args, item: &Item, p: &Params) -> TokenStream {
             let shape = ::bankfree::__private::shape(#batch, rows, cols, #src_ld, #dst_ld);
             ::bankfree::runtime::transpose_first::<#elem, _, _>(kernels, src, dst, &shape, #stream)
         }
+    }
+}
+
+/// The glue's `Option<&CudaStream>`: the `stream` parameter where the signature has
+/// one.
+pub fn stream_arg(present: bool) -> TokenStream {
+    if present {
+        quote!(::core::option::Option::Some(::core::borrow::Borrow::<
+            ::bankfree::cudarc::driver::CudaStream,
+        >::borrow(stream)))
+    } else {
+        quote!(::core::option::Option::None)
     }
 }
 

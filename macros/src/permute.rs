@@ -1,15 +1,13 @@
 //! `#[tiled_permute(perm = [...], strategy = pad | swizzle)]`: parse, validate (every
 //! error at once, spanned), expand into a call of the runtime's planned permute.
 
-use crate::ast::{is_stream, returns_result, slice_elem, Item};
+use crate::ast::{check_header, check_required, is_stream, named_params, slice_elem, Item};
+use crate::attr;
 use crate::ctxt::Ctxt;
+use bankfree_gen::select::permute::{check_perm, MAX_RANK};
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, ToTokens};
-use syn::punctuated::Punctuated;
-use syn::{Expr, FnArg, Lit, Meta, Pat, Token, Type};
-
-/// The most axes a permute takes.
-const MAX_RANK: usize = 8;
+use syn::{Expr, Lit, Meta, Type};
 
 const EXPECTED: &str = "expected `perm = [..]` and optionally `strategy = pad | swizzle`";
 const NAMES: &str = "src, dst, dims and optionally src_strides, dst_strides, stream";
@@ -26,31 +24,8 @@ fn parse_args(cx: &Ctxt, attr: TokenStream) -> Args {
         perm: None,
         pad: false,
     };
-    let metas =
-        match syn::parse::Parser::parse2(Punctuated::<Meta, Token![,]>::parse_terminated, attr) {
-            Ok(m) => m,
-            Err(e) => {
-                cx.syn(syn::Error::new(
-                    e.span(),
-                    format!("malformed arguments: {e}; {EXPECTED}"),
-                ));
-                return args;
-            }
-        };
     let mut seen = Vec::new();
-    for meta in metas {
-        let name = meta.path().get_ident().map(ToString::to_string);
-        let Some(name) = name else {
-            cx.error(meta.path(), format!("unknown argument; {EXPECTED}"));
-            continue;
-        };
-        if seen.contains(&name) {
-            cx.error(
-                meta.path(),
-                format!("duplicate argument `{name}`: give it once"),
-            );
-            continue;
-        }
+    for (name, meta) in attr::metas(cx, attr, EXPECTED) {
         seen.push(name.clone());
         match (name.as_str(), &meta) {
             ("perm", Meta::NameValue(nv)) => args.perm = perm(cx, &nv.value),
@@ -113,13 +88,8 @@ fn perm(cx: &Ctxt, e: &Expr) -> Option<(Vec<usize>, TokenStream)> {
         );
         return None;
     }
-    let mut sorted = out.clone();
-    sorted.sort_unstable();
-    if sorted != (0..n).collect::<Vec<_>>() {
-        cx.error(
-            e,
-            format!("`perm` {out:?} is not a permutation of 0..{n}: every axis 0 to {} must appear exactly once", n - 1),
-        );
+    if let Err(why) = check_perm(&out) {
+        cx.error(e, why);
         return None;
     }
     Some((out, e.to_token_stream()))
@@ -173,66 +143,19 @@ struct Params {
 }
 
 fn check(cx: &Ctxt, args: &Args, item: &Item) -> Option<Params> {
-    let sig = &item.sig;
-    if let Some(b) = &item.body {
-        cx.error(
-            b,
-            "remove the body: `#[tiled_permute]` writes it; end the signature with `;`",
-        );
-    }
-    if let Some(t) = &sig.constness {
-        cx.error(
-            t,
-            "a `#[tiled_permute]` function cannot be `const`: remove `const`",
-        );
-    }
-    if let Some(t) = &sig.asyncness {
-        cx.error(
-            t,
-            "a `#[tiled_permute]` function cannot be `async`: remove `async`",
-        );
-    }
-    if let Some(t) = &sig.unsafety {
-        cx.error(t, "a `#[tiled_permute]` function cannot be `unsafe` (every input is checked): remove `unsafe`");
-    }
-    if !returns_result(&sig.output) {
-        cx.error(
-            &sig.output,
-            "the return type must be `bankfree::Result<()>` or `Result<(), bankfree::Error>`",
-        );
-    }
+    check_header(cx, item, "#[tiled_permute]");
     let rank = args.perm.as_ref().map(|(p, _)| p.len());
     let mut src = None;
     let mut dst = None;
-    let mut seen = Vec::new();
     let mut p = Params {
         elem: syn::parse_quote!(()),
         src_strides: false,
         dst_strides: false,
         stream: false,
     };
-    for arg in &sig.inputs {
-        let FnArg::Typed(pt) = arg else {
-            cx.error(arg, "a `#[tiled_permute]` function takes no `self`");
-            continue;
-        };
-        let Pat::Ident(pi) = &*pt.pat else {
-            cx.error(
-                &pt.pat,
-                format!("parameters are recognised by name: use {NAMES}"),
-            );
-            continue;
-        };
-        let name = pi.ident.to_string();
-        if seen.contains(&name) {
-            cx.error(
-                &pi.ident,
-                format!("duplicate parameter `{name}`: give each parameter once"),
-            );
-            continue;
-        }
-        seen.push(name.clone());
-        let ty = &*pt.ty;
+    let params = named_params(cx, item, "#[tiled_permute]", NAMES);
+    for &(ident, ty) in &params {
+        let name = ident.to_string();
         match name.as_str() {
             "src" => src = slice_elem(cx, "src", ty, false),
             "dst" => dst = slice_elem(cx, "dst", ty, true).map(|e| (e, ty.clone())),
@@ -270,35 +193,17 @@ fn check(cx: &Ctxt, args: &Args, item: &Item) -> Option<Params> {
                 p.stream = true;
             }
             _ => cx.error(
-                &pi.ident,
+                ident,
                 format!("unexpected parameter `{name}`: parameters are {NAMES}"),
             ),
         }
     }
-    for (name, ty) in [
+    let required = [
         ("src", "&CudaSlice<T>"),
         ("dst", "&mut CudaSlice<T>"),
         ("dims", "[usize; N]"),
-    ] {
-        if !seen.iter().any(|s| s == name) {
-            cx.error(&sig.ident, format!("missing parameter `{name}: {ty}`"));
-        }
-    }
-    if let (Some(s), Some((d, dty))) = (&src, &dst) {
-        let (a, b) = (
-            s.to_token_stream().to_string(),
-            d.to_token_stream().to_string(),
-        );
-        if a != b {
-            cx.error(
-                dty,
-                format!(
-                    "`dst` holds `{b}` but `src` holds `{a}`: both must have the same element type"
-                ),
-            );
-        }
-    }
-    p.elem = src?;
+    ];
+    p.elem = check_required(cx, item, &params, &required, src, dst)?;
     Some(p)
 }
 
@@ -325,13 +230,7 @@ fn expand(args: &Args, item: &Item, p: &Params) -> TokenStream {
         opt(p.src_strides, "src_strides"),
         opt(p.dst_strides, "dst_strides"),
     );
-    let stream = if p.stream {
-        quote!(::core::option::Option::Some(::core::borrow::Borrow::<
-            ::bankfree::cudarc::driver::CudaStream,
-        >::borrow(stream)))
-    } else {
-        quote!(::core::option::Option::None)
-    };
+    let stream = crate::expand::stream_arg(p.stream);
     let pad = args.pad;
     let doc = format!(
         " bankfree: permute {perm:?} (output axis i is input axis perm[i]), planned per call: a copy \

@@ -81,9 +81,7 @@ pub enum PermuteError {
         perm_len: usize,
         dims_len: usize,
     },
-    #[error(
-        "perm {perm:?} is not a permutation of 0..{rank}: every axis must appear exactly once"
-    )]
+    #[error("`perm` {perm:?} is not a permutation of 0..{rank}: every axis 0 to {last} must appear exactly once", last = rank.saturating_sub(1))]
     NotPermutation { perm: Vec<usize>, rank: usize },
     #[error("{which}_strides has {len} entries for {rank} axes; give one stride per axis")]
     Strides {
@@ -144,18 +142,7 @@ pub fn plan(p: &Permute) -> Result<Plan, PermuteError> {
             dims_len: rank,
         });
     }
-    let mut seen = [false; MAX_RANK];
-    for &a in &p.perm {
-        match seen.get_mut(a) {
-            Some(s) if a < rank && !*s => *s = true,
-            _ => {
-                return Err(PermuteError::NotPermutation {
-                    perm: p.perm.clone(),
-                    rank,
-                })
-            }
-        }
-    }
+    check_perm(&p.perm)?;
     if !elem_bytes_ok(p.elem_bytes) {
         return Err(PermuteError::ElemBytes {
             elem_bytes: p.elem_bytes,
@@ -236,6 +223,25 @@ fn overlaps(dims: &[u64], strides: &[u64]) -> bool {
         }
     }
     false
+}
+
+/// That `perm` is a permutation of `0..perm.len()` (the attribute checks its
+/// `perm` with this at compile time).
+pub fn check_perm(perm: &[usize]) -> Result<(), PermuteError> {
+    let rank = perm.len();
+    let mut seen = vec![false; rank];
+    for &a in perm {
+        match seen.get_mut(a) {
+            Some(s) if !*s => *s = true,
+            _ => {
+                return Err(PermuteError::NotPermutation {
+                    perm: perm.to_vec(),
+                    rank,
+                })
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Row-major strides of `dims`, or the caller's (checked for length).
