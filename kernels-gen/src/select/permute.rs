@@ -383,7 +383,7 @@ pub fn copy_vecs(elem_bytes: u32) -> Vec<u32> {
 /// The kernels a planned call may run, in the order the runtime tries them (the
 /// first that fits and suits the shape): for a transpose, what `tile = auto` runs
 /// for `strategy` ([`auto_kernels`]) with the plan's outer batch axes; for a copy,
-/// the copy kernels from the widest vector down.
+/// the copy kernels from the widest vector down; for an empty call, none.
 pub fn plan_kernels(
     plan: &Plan,
     elem_bytes: u32,
@@ -391,7 +391,8 @@ pub fn plan_kernels(
 ) -> Result<Vec<Kernel>, PermuteError> {
     let outer = plan.shape.outer.n;
     match plan.kind {
-        Kind::Copy | Kind::Empty => copy_vecs(elem_bytes)
+        Kind::Empty => Ok(Vec::new()),
+        Kind::Copy => copy_vecs(elem_bytes)
             .into_iter()
             .map(|v| {
                 let k = Kernel::build(TransposeSpec::copy(elem_bytes, v)?)?;
