@@ -1,8 +1,9 @@
 //! N-d permutes on the GPU: random permutations of ranks 2 to 8, element sizes {1,
 //! 2, 4, 8, 12, 16}, contiguous, strided (views into larger tensors) and offset
 //! views, each compared bit-exact with a CPU permute over the whole destination
-//! buffer (poisoned first, so bytes outside the permuted elements must stay).
-//! Run on a GPU with `--include-ignored`.
+//! buffer (poisoned first, so bytes outside the permuted elements must stay);
+//! zero extents, which move nothing; a call of more than 2^32 elements; the
+//! attribute. Run on a GPU with `--include-ignored`.
 #![allow(unsafe_code)] // the 12-byte element's `DeviceRepr`, as a user's crate would write it
 
 use bankfree::cudarc::driver::{CudaContext, CudaStream, DeviceRepr, ValidAsZeroBits};
@@ -290,4 +291,83 @@ fn the_attribute_permutes_like_the_cpu() {
             }
         }
     }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn zero_extents_move_nothing_and_keep_dst() {
+    let stream = CudaContext::new(0).expect("GPU 0").default_stream();
+    // Empty tensors on both sides, of ranks 1 to 4.
+    for (dims, perm) in [
+        (vec![0usize], vec![0usize]),
+        (vec![3, 0, 5], vec![2, 1, 0]),
+        (vec![0, 7], vec![1, 0]),
+        (vec![2, 3, 4, 0], vec![3, 0, 2, 1]),
+    ] {
+        let src = stream.alloc_zeros::<f32>(1).expect("alloc");
+        let poison = vec![7.5f32; 16];
+        let mut dst = stream.clone_htod(&poison).expect("upload");
+        permute_with(&src, &mut dst, &dims, &perm, &PermuteOptions::default())
+            .unwrap_or_else(|e| panic!("{dims:?} {perm:?}: {e}"));
+        assert_eq!(stream.clone_dtoh(&dst).expect("download"), poison);
+    }
+}
+
+/// `f(start, chunk)` over `out` split in one chunk per core.
+fn par_chunks<T: Send>(out: &mut [T], f: impl Fn(usize, &mut [T]) + Sync) {
+    let threads = std::thread::available_parallelism().map_or(4, |n| n.get());
+    let per = out.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        for (k, chunk) in out.chunks_mut(per).enumerate() {
+            let f = &f;
+            s.spawn(move || f(k * per, chunk));
+        }
+    });
+}
+
+fn byte_of(i: usize) -> u8 {
+    let x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (x >> 56) as u8 ^ (x >> 29) as u8
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn more_than_2_pow_32_elements_are_bit_exact() {
+    let stream = CudaContext::new(0).expect("GPU 0").default_stream();
+    // 4.5 * 10^9 one-byte elements: a batch of 6 transposes of 25000 x 30000 over
+    // two batch axes, past 32-bit element indices.
+    let dims = [3usize, 2, 25000, 30000];
+    let perm = [1usize, 3, 0, 2];
+    let n: usize = dims.iter().product();
+    assert!(n > 1 << 32);
+    let mut host = vec![0u8; n];
+    par_chunks(&mut host, |start, chunk| {
+        for (k, v) in chunk.iter_mut().enumerate() {
+            *v = byte_of(start + k);
+        }
+    });
+    let src = stream.clone_htod(&host).expect("upload");
+    drop(host);
+    let mut dst = stream.alloc_zeros::<u8>(n).expect("alloc");
+    permute_with(&src, &mut dst, &dims, &perm, &PermuteOptions::default()).expect("permutes");
+    let got = stream.clone_dtoh(&dst).expect("download");
+    let out: Vec<usize> = perm.iter().map(|&a| dims[a]).collect();
+    let ss = row_major(&dims);
+    let wrong = std::sync::atomic::AtomicUsize::new(0);
+    let mut got = got;
+    par_chunks(&mut got, |start, chunk| {
+        // Destination index d -> its output multi-index -> the source index.
+        let mut bad = 0;
+        for (k, v) in chunk.iter().enumerate() {
+            let mut rest = start + k;
+            let mut s = 0;
+            for i in (0..4).rev() {
+                s += (rest % out[i]) * ss[perm[i]];
+                rest /= out[i];
+            }
+            bad += usize::from(*v != byte_of(s));
+        }
+        wrong.fetch_add(bad, std::sync::atomic::Ordering::Relaxed);
+    });
+    assert_eq!(wrong.into_inner(), 0, "elements differ");
 }

@@ -2,13 +2,15 @@
 //! compiles to CUBIN without spills (for sm_75, sm_80 or sm_90 in turn), and so
 //! does the 64-bit build of every kernel the attribute builds by default (sm_90);
 //! concurrent requests compile once; a second process reads the disk cache
-//! instead of compiling.
+//! instead of compiling. A sample of permute plans' kernels (copies and transposes
+//! with outer batch axes) compiles for sm_90 as well.
 //!
 //! Without NVRTC these tests say so and pass, unless BANKFREE_REQUIRE_NVRTC=1 (CI
 //! sets it, after installing NVRTC from the PyPI wheel).
 
 use bankfree_gen::check::index32::pays;
 use bankfree_gen::kernel::grid::{grid, ALL_STRATEGIES};
+use bankfree_gen::select::permute::{plan, plan_kernels, Permute};
 use bankfree_gen::select::table;
 use bankfree_gen::{Kernel, Strategy, TransposeSpec};
 use bankfree_runtime::compiler::{compile, nvrtc_version, Format};
@@ -190,6 +192,75 @@ fn every_grid_kernel_compiles_without_spills() {
         "{} kernels (sm_75, sm_80, sm_90 in turn) and {} more 64-bit builds (sm_90) compiled, no spills",
         kernels.len(),
         wide.len()
+    );
+}
+
+/// Permutes drawn from a fixed seed: ranks 2 to 8, extents 1 to 40, every element
+/// size the planner takes, both strategies.
+fn sample_permutes(n: usize) -> Vec<(Permute, Strategy)> {
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut next = |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    const SIZES: [u32; 8] = [1, 2, 4, 8, 12, 16, 24, 64];
+    (0..n)
+        .map(|i| {
+            let rank = 2 + next(7) as usize;
+            let dims: Vec<u64> = (0..rank).map(|_| 1 + next(40)).collect();
+            let mut perm: Vec<usize> = (0..rank).collect();
+            for k in (1..rank).rev() {
+                perm.swap(k, next(k as u64 + 1) as usize);
+            }
+            let strategy = if i % 2 == 0 {
+                Strategy::Xor
+            } else {
+                Strategy::Pad(None)
+            };
+            (Permute::new(&dims, &perm, SIZES[i % SIZES.len()]), strategy)
+        })
+        .collect()
+}
+
+/// Every kernel a sample of permute plans may run (copies and transposes with 0 to
+/// 6 outer batch axes), both builds, compiles for sm_90 without spills.
+#[test]
+fn sampled_permute_kernels_compile_without_spills() {
+    if !have_nvrtc() {
+        return;
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let mut sources = Vec::new();
+    let mut outers = std::collections::BTreeSet::new();
+    for (p, strategy) in sample_permutes(64) {
+        let planned = plan(&p).expect("the sample plans");
+        for k in plan_kernels(&planned, p.elem_bytes, strategy).expect("kernels build") {
+            if seen.insert(k.entry_name()) {
+                outers.insert(k.outer());
+                sources.push(KernelSource::from_kernel(&k));
+            }
+        }
+    }
+    assert!(sources.len() > 40, "{} kernels", sources.len());
+    assert!(outers.len() >= 5, "outer axis counts {outers:?}");
+    assert!(sources.iter().any(|k| k.entry().contains("copy")));
+    let narrow: Vec<&KernelSource> = sources.iter().collect();
+    let wide: Vec<&KernelSource> = sources.iter().map(KernelSource::index64).collect();
+    let jobs: Vec<&[&KernelSource]> = narrow.chunks(BATCH).chain(wide.chunks(BATCH)).collect();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let problems = on_every_core(threads, jobs.len(), |i| compile_batch(jobs[i], 90)).concat();
+    // The 64-bit builds (calls of 2^32 units and more) of kernels with many outer
+    // axes may spill a few bytes: they must compile; the 32-bit builds, which
+    // every smaller call runs, must not spill.
+    let (spills64, failures): (Vec<String>, Vec<String>) = problems
+        .into_iter()
+        .partition(|p| p.contains("_i64 sm_90") && p.ends_with("bytes of spills"));
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    eprintln!(
+        "{} permute kernels (outer axes {outers:?}), 32- and 64-bit builds, compiled for sm_90; 64-bit builds with spills: {spills64:?}",
+        sources.len()
     );
 }
 

@@ -32,6 +32,7 @@
 //! # Ok::<(), bankfree_gen::select::permute::PermuteError>(())
 //! ```
 
+use crate::check::fit::{refusal, unsuited};
 use crate::ir::expr::MAX_OUTER;
 use crate::ir::shape::{Axis, Outer, Shape, ShapeError};
 use crate::kernel::geometry::{elem_bytes_ok, ELEM_SIZES};
@@ -407,4 +408,19 @@ pub fn plan_kernels(
                 .collect())
         }
     }
+}
+
+/// The kernel of `kernels` (a plan's list) the runtime runs for `shape` when both
+/// buffers start on 16-byte boundaries and no tuning is recorded: the first that
+/// fits and suits the shape, else the last that fits (`None` for an empty plan).
+pub fn pick<'a>(kernels: &'a [Kernel], shape: &Shape) -> Option<&'a Kernel> {
+    let g = |k: &Kernel| k.spec().geometry;
+    let fits: Vec<&Kernel> = kernels
+        .iter()
+        .filter(|k| k.outer() == shape.outer.n && refusal(&g(k), shape).is_none())
+        .collect();
+    fits.iter()
+        .find(|k| unsuited(&g(k), shape).is_none())
+        .or(fits.last())
+        .copied()
 }

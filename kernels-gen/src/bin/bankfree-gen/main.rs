@@ -14,6 +14,8 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::process::ExitCode;
 
+mod permute;
+
 #[derive(Parser)]
 #[command(
     name = "bankfree-gen",
@@ -74,6 +76,9 @@ enum Cmd {
     /// verdicts), computed from scratch: redirect it to
     /// `kernels-gen/src/check/proven.in` after changing a kernel or a default.
     Proven,
+    /// Plan an N-d permute: the merged axes, the kernel, its launch and its bank
+    /// verdict (`gen` prints the kernel's CUDA C).
+    Permute(permute::PermuteArgs),
     /// Resident blocks and warps per SM.
     Occupancy {
         /// sm_10 (G80), sm_70, sm_75, sm_80, sm_86, sm_89 or sm_90.
@@ -409,6 +414,7 @@ fn main() -> ExitCode {
             lanes,
             json,
         } => access(&mut o, *elem_bytes, index, model, *lanes, *json),
+        Cmd::Permute(a) => permute::run(&mut o, a),
         Cmd::Occupancy {
             arch,
             threads,

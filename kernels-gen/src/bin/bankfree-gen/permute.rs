@@ -1,0 +1,153 @@
+//! `bankfree-gen permute`: the plan of an N-d permute (merged axes, kernel, launch,
+//! bank verdict), or with `gen` the CUDA C of its kernel.
+
+use bankfree_gen::kernel::launch::launch;
+use bankfree_gen::select::permute::{pick, plan, plan_kernels, Kind, Permute, Plan};
+use bankfree_gen::{emit, Kernel, Model, Strategy, ELEM_SIZES};
+use clap::{Args, Subcommand};
+use serde_json::json;
+use std::fmt::Write as _;
+
+#[derive(Args)]
+pub struct PermuteArgs {
+    /// The source's extents, outermost first, e.g. `64,256,56,56`.
+    #[arg(long, value_delimiter = ',', required = true)]
+    dims: Vec<u64>,
+    /// Output axis `i` is input axis `perm[i]`, e.g. `0,2,3,1` (NCHW -> NHWC).
+    #[arg(long, value_delimiter = ',', required = true)]
+    perm: Vec<usize>,
+    #[arg(long, default_value_t = 4, help = format!("Element size: {ELEM_SIZES}"))]
+    elem_bytes: u32,
+    /// Source strides in elements, one per source axis (default: row-major).
+    #[arg(long, value_delimiter = ',')]
+    src_strides: Option<Vec<u64>>,
+    /// Destination strides in elements, one per output axis (default: row-major).
+    #[arg(long, value_delimiter = ',')]
+    dst_strides: Option<Vec<u64>>,
+    /// pad or swizzle (the tile layouts a transpose plan uses).
+    #[arg(long, default_value = "swizzle")]
+    strategy: String,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+    #[command(subcommand)]
+    action: Option<Action>,
+}
+
+#[derive(Subcommand)]
+enum Action {
+    /// Print the CUDA C of the kernel the plan runs.
+    Gen,
+}
+
+/// The planned call and the kernel it runs (none for an empty plan).
+fn planned(a: &PermuteArgs) -> Result<(Permute, Plan, Option<Kernel>, Vec<String>), String> {
+    let strategy: Strategy = a.strategy.parse().map_err(|e| format!("--strategy: {e}"))?;
+    if !matches!(strategy, Strategy::Xor | Strategy::Pad(None)) {
+        return Err(format!(
+            "--strategy {}: a permute takes pad or swizzle",
+            a.strategy
+        ));
+    }
+    let p = Permute {
+        dims: a.dims.clone(),
+        perm: a.perm.clone(),
+        src_strides: a.src_strides.clone(),
+        dst_strides: a.dst_strides.clone(),
+        elem_bytes: a.elem_bytes,
+    };
+    let pl = plan(&p).map_err(|e| e.to_string())?;
+    let kernels = plan_kernels(&pl, a.elem_bytes, strategy).map_err(|e| e.to_string())?;
+    let names = kernels.iter().map(Kernel::entry_name).collect();
+    let chosen = pick(&kernels, &pl.shape).cloned();
+    if chosen.is_none() && pl.kind != Kind::Empty {
+        return Err(format!(
+            "no kernel of the plan runs this shape ({:?}); please report it",
+            pl.shape
+        ));
+    }
+    Ok((p, pl, chosen, names))
+}
+
+pub fn run(o: &mut String, a: &PermuteArgs) -> Result<(), String> {
+    let (p, pl, chosen, names) = planned(a)?;
+    if let Some(Action::Gen) = a.action {
+        match &chosen {
+            Some(k) => o.push_str(&emit(k)),
+            None => {
+                let _ = writeln!(o, "// dims {:?} hold no element: no kernel runs", p.dims);
+            }
+        }
+        return Ok(());
+    }
+    let s = &pl.shape;
+    let report = chosen.as_ref().map(|k| {
+        let r = k.analyze(Model::Hopper);
+        let l = launch(
+            &k.spec().geometry,
+            k.shared_bytes(),
+            s.batch,
+            s.rows,
+            s.cols,
+        );
+        (k, r, l)
+    });
+    if a.json {
+        let v = json!({
+            "dims": p.dims,
+            "perm": p.perm,
+            "elem_bytes": p.elem_bytes,
+            "axes": pl.axes,
+            "plan": pl.kind,
+            "shape": pl.shape,
+            "kernel": chosen.as_ref().map_or("none".to_string(), Kernel::entry_name),
+            "describe": chosen.as_ref().map(Kernel::describe),
+            "candidates": names,
+            "launch": report.as_ref().map(|(_, _, l)| json!({
+                "grid": l.grid, "block": l.block, "dynamic_shared_bytes": l.dynamic_shared_bytes,
+            })),
+            "shared_bytes": chosen.as_ref().map_or(0, Kernel::shared_bytes),
+            "conflict_free": report.as_ref().is_none_or(|(_, r, _)| r.conflict_free),
+            "verdict": report.as_ref().map_or("no shared memory access".to_string(), |(_, r, _)| r.verdict()),
+        });
+        let _ = writeln!(o, "{v:#}");
+        return Ok(());
+    }
+    let _ = writeln!(
+        o,
+        "permute of dims {:?} by perm {:?}, {}-byte elements",
+        p.dims, p.perm, p.elem_bytes
+    );
+    let _ = writeln!(
+        o,
+        "merged axes, source order (extent: source stride, destination stride):"
+    );
+    for x in &pl.axes {
+        let _ = writeln!(o, "  {:>10}: {:>12} {:>12}", x.ext, x.src, x.dst);
+    }
+    let Some((k, r, l)) = report else {
+        let _ = writeln!(
+            o,
+            "plan: empty (an extent is 0): nothing to move, no kernel"
+        );
+        return Ok(());
+    };
+    let what = match pl.kind {
+        Kind::Copy => "copy of rows",
+        _ => "transpose",
+    };
+    let axes = if s.batch > 1 { 1 + s.outer.n } else { 0 };
+    let _ = writeln!(
+        o,
+        "plan: {what} {} x {} (src_ld {}, dst_ld {}), batch {} over {axes} axes",
+        s.rows, s.cols, s.src_ld, s.dst_ld, s.batch
+    );
+    let _ = writeln!(o, "kernel: {}: {}", k.entry_name(), k.describe());
+    let _ = writeln!(
+        o,
+        "launch: grid {:?}, block {:?}, {} bytes of dynamic shared memory",
+        l.grid, l.block, l.dynamic_shared_bytes
+    );
+    let _ = writeln!(o, "banks ({}): {}", Model::Hopper, r.verdict());
+    Ok(())
+}
