@@ -5,9 +5,13 @@
 //! copies to exceed the L2 cache, so small cases time memory, not the cache).
 //!
 //! `cargo run --release --example permute [-- --case TEXT]...`
+//! `cargo run --release --example permute -- --random N [--seed S] [--cases FILE]`
 //!
-//! Without a GPU it says what is missing and exits with 2. `scripts/gpu/peers.py
-//! --permute` times torch's `y.copy_(x.permute(p))` on the same cases.
+//! `--random` draws `N` permutes instead (ranks 3 to 6, extents 2 to 64 but one
+//! axis that brings the tensor to about 32 MB, element sizes 1, 2, 4 and 8 bytes)
+//! and `--cases` writes them as JSON. Without a GPU it says what is missing and
+//! exits with 2. `scripts/gpu/peers.py --permute [--cases FILE]` times torch's
+//! `y.copy_(x.permute(p))` on the same cases.
 
 mod common;
 
@@ -128,7 +132,43 @@ where
     Ok((times[0], times[1]))
 }
 
-fn run(filters: &[String]) -> Res<()> {
+/// `n` permutes drawn from `seed` (see the module docs).
+fn draw(n: usize, seed: u64) -> Vec<(String, Vec<usize>, Vec<usize>, usize)> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = |m: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % m as u64) as usize
+    };
+    (0..n)
+        .map(|_| {
+            let rank = 3 + next(4);
+            let e = [1, 2, 4, 8][next(4)];
+            let mut dims: Vec<usize> = (0..rank)
+                .map(|_| (2f64 * 32f64.powf(next(1000) as f64 / 1000.0)) as usize)
+                .collect();
+            let big = next(rank);
+            let rest: usize = dims
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != big)
+                .map(|(_, d)| d)
+                .product();
+            dims[big] = ((32usize << 20) / (rest * e)).max(2);
+            let mut perm: Vec<usize> = (0..rank).collect();
+            while perm.iter().enumerate().all(|(i, &p)| i == p) {
+                for k in (1..rank).rev() {
+                    perm.swap(k, next(k + 1));
+                }
+            }
+            let name = format!("{dims:?} {perm:?} e{e}").replace(' ', "");
+            (name, dims, perm, e)
+        })
+        .collect()
+}
+
+fn run(filters: &[String], random: Option<(usize, u64)>, cases_out: Option<&str>) -> Res<()> {
     let ctx = CudaContext::new(0).map_err(err)?;
     let stream = ctx.default_stream();
     println!(
@@ -139,7 +179,26 @@ fn run(filters: &[String]) -> Res<()> {
         "{:<28} {:>10} {:>11} {:>11} {:>7}  plan",
         "case", "MB", "permute ms", "memcpy ms", "ratio"
     );
-    for (name, dims, perm, e) in CASES {
+    let cases: Vec<(String, Vec<usize>, Vec<usize>, usize)> = match random {
+        Some((n, seed)) => draw(n, seed),
+        None => CASES
+            .iter()
+            .map(|(n, d, p, e)| (n.to_string(), d.to_vec(), p.to_vec(), *e))
+            .collect(),
+    };
+    if let Some(path) = cases_out {
+        let json: Vec<String> = cases
+            .iter()
+            .map(|(n, d, p, e)| {
+                format!(
+                    "{{\"name\": \"{n}\", \"dims\": {d:?}, \"perm\": {p:?}, \"elem_bytes\": {e}}}"
+                )
+            })
+            .collect();
+        std::fs::write(path, format!("[\n{}\n]\n", json.join(",\n"))).map_err(err)?;
+    }
+    for (name, dims, perm, e) in &cases {
+        let (name, dims, perm, e) = (name.as_str(), dims.as_slice(), perm.as_slice(), *e);
         if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
             continue;
         }
@@ -148,6 +207,7 @@ fn run(filters: &[String]) -> Res<()> {
             2 => time_case(&stream, name, dims, perm, |x| {
                 f16::from_f32((x % 2048) as f32)
             })?,
+            8 => time_case(&stream, name, dims, perm, |x| x)?,
             _ => time_case(&stream, name, dims, perm, |x| x as u32)?,
         };
         let d: Vec<u64> = dims.iter().map(|&x| x as u64).collect();
@@ -155,14 +215,19 @@ fn run(filters: &[String]) -> Res<()> {
         let s = p.shape;
         let mb = dims.iter().product::<usize>() * e;
         println!(
-            "{name:<28} {:>10.1} {t:>11.4} {c:>11.4} {:>7.3}  {:?} batch {} ({} outer axes) of {} x {}",
+            "{name:<28} {:>10.1} {t:>11.4} {c:>11.4} {:>7.3}  {:?} batch {} ({} outer axes) of {} x {}{}",
             mb as f64 / 1e6,
             c / t,
             p.kind,
             s.batch,
             s.outer.n,
             s.rows,
-            s.cols
+            s.cols,
+            if s.fold.counts() == [0, 0] {
+                String::new()
+            } else {
+                format!(", folded {:?}", s.fold.counts())
+            }
         );
     }
     Ok(())
@@ -175,11 +240,26 @@ fn main() -> ExitCode {
         .filter(|w| w[0] == "--case")
         .map(|w| w[1].clone())
         .collect();
+    let value = |flag: &str| args.windows(2).find(|w| w[0] == flag).map(|w| w[1].clone());
+    let random = match value("--random").map(|n| n.parse::<usize>()) {
+        None => None,
+        Some(Ok(n)) => match value("--seed").map_or(Ok(1), |s| s.parse::<u64>()) {
+            Ok(seed) => Some((n, seed)),
+            Err(e) => {
+                eprintln!("error: --seed: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        Some(Err(e)) => {
+            eprintln!("error: --random: {e}");
+            return ExitCode::from(2);
+        }
+    };
     if let Err(e) = bankfree::runtime::probe() {
         eprintln!("no GPU run: {e}");
         return ExitCode::from(2);
     }
-    match run(&filters) {
+    match run(&filters, random, value("--cases").as_deref()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");

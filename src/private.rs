@@ -34,6 +34,7 @@ pub fn shape(
         dst_batch_stride: cols.saturating_mul(dst_ld),
         outer: Default::default(),
         copy: false,
+        fold: Default::default(),
     }
 }
 

@@ -183,9 +183,65 @@ fn the_issue_shapes_plan_as_documented() {
         (p.shape.rows, p.shape.cols, p.shape.batch),
         (8_294_400, 3, 1)
     );
-    // The rank-5 reversal keeps three batch axes: axis 0 and two outer ones.
+    // The rank-5 reversal folds a second axis into each tile side (contiguous in
+    // the buffer that side runs along): 16 transposes of 256 x 256.
     let p = plan(&Permute::new(&[16; 5], &[4, 3, 2, 1, 0], 4)).expect("plans");
-    assert_eq!((p.shape.batch, p.shape.outer.n), (4096, 2));
+    assert_eq!(
+        (p.shape.batch, p.shape.rows, p.shape.cols, p.shape.outer.n),
+        (16, 256, 256, 0)
+    );
+    assert_eq!(p.shape.fold.counts(), [1, 1]);
+    // The rank-7 case: rows 5 x 3 x 7 (destination-contiguous), cols 32.
+    let p = plan(&Permute::new(
+        &[8, 7, 6, 5, 4, 3, 32],
+        &[6, 2, 0, 4, 1, 5, 3],
+        4,
+    ))
+    .expect("plans");
+    assert_eq!((p.shape.rows, p.shape.cols, p.shape.batch), (105, 32, 192));
+    assert_eq!(p.shape.fold.counts(), [2, 0]);
+    // NHWC -> NCHW with 3 channels: no axis continues C in the source, so no
+    // fold; the narrow kernels take the 3-column side.
+    let p = plan(&Permute::new(&[4, 50, 60, 3], &[0, 3, 1, 2], 1)).expect("plans");
+    assert_eq!((p.shape.cols, p.shape.fold.counts()), (3, [0, 0]));
+}
+
+#[test]
+fn folded_sides_permute_like_the_cpu() {
+    for (dims, perm, e, folds) in [
+        (vec![5u64, 6, 7, 3], vec![3usize, 2, 1, 0], 4u32, [0u8, 2u8]),
+        (vec![3, 4, 2, 5, 2], vec![4, 3, 2, 1, 0], 1, [1, 2]),
+        (
+            vec![2, 3, 2, 3, 2, 3, 8],
+            vec![6, 2, 0, 4, 1, 5, 3],
+            12,
+            [0, 2],
+        ),
+        (
+            vec![2, 3, 2, 5, 2, 3, 32],
+            vec![6, 2, 0, 4, 1, 5, 3],
+            4,
+            [2, 0],
+        ),
+        (vec![6, 5, 40], vec![2, 1, 0], 2, [1, 0]),
+        (vec![40, 5, 6], vec![2, 1, 0], 16, [0, 1]),
+        (vec![6, 4, 5, 3, 7], vec![1, 0, 4, 3, 2], 8, [0, 1]),
+    ] {
+        let p = Permute::new(&dims, &perm, e);
+        let planned = plan(&p).expect("plans");
+        assert_eq!(planned.shape.fold.counts(), folds, "{dims:?} {perm:?}");
+        let ran = check(&p).unwrap_or_else(|err| panic!("{dims:?} {perm:?}: {err}"));
+        assert!(ran > 0, "{dims:?} {perm:?}");
+        // And through strided views of both tensors.
+        let out: Vec<u64> = perm.iter().map(|&a| dims[a]).collect();
+        let pad: Vec<u64> = (0..dims.len() as u64).map(|i| i % 2).collect();
+        let strided = Permute {
+            src_strides: Some(padded(&dims, &pad)),
+            dst_strides: Some(padded(&out, &pad)),
+            ..p
+        };
+        check(&strided).unwrap_or_else(|err| panic!("strided {dims:?} {perm:?}: {err}"));
+    }
 }
 
 #[test]

@@ -90,6 +90,7 @@ fn scaled(shape: &Shape, v: u32) -> Shape {
         dst_batch_stride: (shape.dst_batch_stride - shape.cols * shape.dst_ld) * v + cols * dst_ld,
         outer: Default::default(),
         copy: false,
+        fold: Default::default(),
     }
 }
 

@@ -118,6 +118,9 @@ pub enum Unfit {
     Pointer { what: &'static str, bytes: u64 },
     /// The kernel takes another number of outer batch axes than the shape has.
     Outer { kernel: u8, shape: u8 },
+    /// The kernel folds another number of further (row, column) axes into its
+    /// tile sides than the shape.
+    Fold { kernel: [u8; 2], shape: [u8; 2] },
 }
 
 impl fmt::Display for Unfit {
@@ -131,6 +134,11 @@ impl fmt::Display for Unfit {
             Unfit::Outer { kernel, shape } => write!(
                 f,
                 "the kernel takes {kernel} outer batch axes and the shape has {shape}; build it with `Kernel::with_outer({shape})`"
+            ),
+            Unfit::Fold { kernel, shape } => write!(
+                f,
+                "the kernel folds {kernel:?} further (row, column) axes and the shape {shape:?}; build it with `Kernel::with_fold({}, {})`",
+                shape[0], shape[1]
             ),
         }
     }

@@ -19,6 +19,9 @@ pub struct KernelSource {
     shared_bytes: u32,
     /// Outer batch axes: the parameters after the seven scalars.
     outer: u8,
+    /// Further axes of the folded tile sides (rows, columns): the parameters
+    /// after the outer axes'.
+    fold: [u8; 2],
     index64: bool,
     /// SHA-256 of the source: what the in-memory cache keys a loaded kernel by.
     digest: [u8; 32],
@@ -33,6 +36,7 @@ impl PartialEq for KernelSource {
             && self.geometry == other.geometry
             && self.shared_bytes == other.shared_bytes
             && self.outer == other.outer
+            && self.fold == other.fold
             && self.index64 == other.index64
     }
 }
@@ -47,7 +51,7 @@ impl KernelSource {
             emit(k).into(),
             k.spec().geometry,
             k.shared_bytes() as u32,
-            k.outer(),
+            (k.outer(), k.fold()),
             false,
         )
     }
@@ -73,7 +77,7 @@ impl KernelSource {
             source.into(),
             geometry,
             shared_bytes,
-            0,
+            (0, [0, 0]),
             false,
         )
     }
@@ -83,7 +87,7 @@ impl KernelSource {
         source: Arc<str>,
         geometry: Geometry,
         shared_bytes: u32,
-        outer: u8,
+        (outer, fold): (u8, [u8; 2]),
         index64: bool,
     ) -> KernelSource {
         KernelSource {
@@ -93,6 +97,7 @@ impl KernelSource {
             geometry,
             shared_bytes,
             outer,
+            fold,
             index64,
             wide: Arc::default(),
         }
@@ -125,6 +130,12 @@ impl KernelSource {
         self.outer
     }
 
+    /// Further axes of its folded tile sides, rows then columns
+    /// (`Kernel::with_fold`): the shapes it runs fold as many.
+    pub fn fold(&self) -> [u8; 2] {
+        self.fold
+    }
+
     /// Whether this is the source's 64-bit build ([`KernelSource::index64`]); the
     /// launcher runs the 32-bit build where it provably computes the same
     /// ([`bankfree_gen::check::index32`]) and this one otherwise.
@@ -150,7 +161,7 @@ impl KernelSource {
                 format!("#define {INDEX64_DEFINE}\n{}", self.source).into(),
                 self.geometry,
                 self.shared_bytes,
-                self.outer,
+                (self.outer, self.fold),
                 true,
             )
         })

@@ -211,6 +211,12 @@ fn why_unfit(kernel: &KernelSource, (src, dst): (u64, u64), shape: &Shape) -> Op
             shape: shape.outer.n,
         });
     }
+    if kernel.fold() != shape.fold.counts() {
+        return Some(Unfit::Fold {
+            kernel: kernel.fold(),
+            shape: shape.fold.counts(),
+        });
+    }
     if let Some(r) = refusal(g, shape) {
         return Some(Unfit::Shape(r));
     }

@@ -75,9 +75,16 @@ fn kernels_for(
     elem_bytes: u32,
     strategy: Strategy,
 ) -> Result<Arc<[KernelSource]>> {
-    type Key = (Kind, u32, Strategy, u8);
+    type Key = (Kind, u32, Strategy, u8, [u8; 2]);
     static LISTS: Mutex<Option<HashMap<Key, Arc<[KernelSource]>>>> = Mutex::new(None);
-    let key = (planned.kind, elem_bytes, strategy, planned.shape.outer.n);
+    let shape = &planned.shape;
+    let key = (
+        planned.kind,
+        elem_bytes,
+        strategy,
+        shape.outer.n,
+        shape.fold.counts(),
+    );
     let lookup = |lists: &Option<HashMap<Key, Arc<[KernelSource]>>>| {
         lists.as_ref().and_then(|m| m.get(&key).cloned())
     };

@@ -224,8 +224,9 @@ fn sample_permutes(n: usize) -> Vec<(Permute, Strategy)> {
         .collect()
 }
 
-/// Every kernel a sample of permute plans may run (copies and transposes with 0 to
-/// 6 outer batch axes), both builds, compiles for sm_90 without spills.
+/// Every kernel a sample of permute plans may run (copies, and transposes with
+/// outer batch axes and folded tile sides), both builds, compiles for sm_90;
+/// the 32-bit builds without spills.
 #[test]
 fn sampled_permute_kernels_compile_without_spills() {
     if !have_nvrtc() {
@@ -246,6 +247,7 @@ fn sampled_permute_kernels_compile_without_spills() {
     assert!(sources.len() > 40, "{} kernels", sources.len());
     assert!(outers.len() >= 5, "outer axis counts {outers:?}");
     assert!(sources.iter().any(|k| k.entry().contains("copy")));
+    assert!(sources.iter().any(|k| k.fold() != [0, 0]), "no folded tile");
     let narrow: Vec<&KernelSource> = sources.iter().collect();
     let wide: Vec<&KernelSource> = sources.iter().map(KernelSource::index64).collect();
     let jobs: Vec<&[&KernelSource]> = narrow.chunks(BATCH).chain(wide.chunks(BATCH)).collect();

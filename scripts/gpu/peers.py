@@ -7,6 +7,7 @@ Medians of 30 CUDA-event-timed runs after 3 warm-ups.
     python3 scripts/gpu/peers.py [--json peers.json]
     python3 scripts/gpu/peers.py --shapes shapes.json   # the cases `bench --random` drew
     python3 scripts/gpu/peers.py --permute              # `y.copy_(x.permute(p))` on the cases of `--example permute`
+    python3 scripts/gpu/peers.py --permute --cases F    # ... on the cases `--example permute -- --random N --cases F` drew
 """
 import json
 import sys
@@ -103,7 +104,13 @@ def permutes():
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; median of {REPS}")
     print(f"{'case':<28} {'torch ratio':>11}")
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    for name, dims, perm, dtype in PERMUTES:
+    cases = PERMUTES
+    if "--cases" in sys.argv:
+        # The cases `--example permute -- --random N --cases FILE` drew.
+        types = {1: torch.uint8, 2: torch.float16, 4: torch.float32, 8: torch.float64}
+        with open(sys.argv[sys.argv.index("--cases") + 1]) as f:
+            cases = [(c["name"], c["dims"], c["perm"], types[c["elem_bytes"]]) for c in json.load(f)]
+    for name, dims, perm, dtype in cases:
         x = torch.randint(0, 100, dims, device="cuda").to(dtype)
         xs = [x] + [x.clone() for _ in range(min(63, -(-4 * l2 // (x.numel() * x.element_size())) - 1))]
         turn = iter(range(1 << 62))

@@ -11,7 +11,7 @@
 //! ```
 
 use crate::ir::expr::Var;
-use crate::ir::shape::{outer_params, Shape};
+use crate::ir::shape::{outer_params, Fold, Shape};
 use crate::kernel::geometry::{Form, Geometry, COPY_MAX_COLS, MAX_NARROW, SMALL_MAX_ELEMS};
 use std::fmt;
 
@@ -22,6 +22,15 @@ pub enum Refusal {
     Copy { form: Form, copy: bool },
     /// Outer batch axes on a form that folds a dense batch into its tiles.
     Outer { form: Form, outer: u8 },
+    /// Folded tile sides on a kernel other than a scalar `tile` one.
+    FoldForm { form: Form, vec: u32 },
+    /// A folded side whose axis extents a kernel cannot split exactly: an extent
+    /// below 2, or `side * extent` past 32 bits.
+    FoldSplit {
+        side: &'static str,
+        n: u64,
+        ext: u64,
+    },
     /// A `vec > 1` kernel and a dimension, pitch or batch stride not divisible by it.
     Vec {
         name: &'static str,
@@ -116,6 +125,14 @@ impl fmt::Display for Refusal {
                 f,
                 "a copy kernel does not transpose; a tile kernel runs a transpose"
             ),
+            Refusal::FoldForm { form, vec } => write!(
+                f,
+                "folded tile sides need a scalar tile kernel, not a {form} kernel of {vec}-element blocks"
+            ),
+            Refusal::FoldSplit { side, n, ext } => write!(
+                f,
+                "{side} = {n} folded over an axis of {ext} items: a split needs extents of 2 or more and {side} x extent below 2^32"
+            ),
             Refusal::Outer { form, outer } => write!(
                 f,
                 "{outer} outer batch axes: a {form} kernel folds one dense batch into its tiles; a tile kernel runs it"
@@ -196,6 +213,11 @@ pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
         // Rows need not divide by the vector: rows move whole.
         return vec_refusal(g.vec, &Shape { rows: 0, ..*shape });
     }
+    if shape.fold != Fold::NONE {
+        if let Some(r) = fold_refusal(g, shape) {
+            return Some(r);
+        }
+    }
     if shape.outer.n > 0 && g.folds_batch() {
         return Some(Refusal::Outer {
             form: g.form,
@@ -264,6 +286,39 @@ pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
             "destination rows",
         ),
     }
+}
+
+/// Why a kernel cannot run a shape with folded sides, if it cannot: it must be a
+/// scalar `tile` kernel, and each side's divisions (by the extents of all but its
+/// outermost axis, as [`crate::ir::expr::Expr::quot`]) exact for every index a
+/// tile reaches (below the side plus two tiles).
+fn fold_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
+    if g.form != Form::Tile || g.vec > 1 {
+        return Some(Refusal::FoldForm {
+            form: g.form,
+            vec: g.vec,
+        });
+    }
+    let reach = 2 * u64::from(g.tile);
+    let sides = [
+        (
+            "rows",
+            shape.rows,
+            shape.fold.rows.n,
+            Var::RowExt as fn(u8) -> Var,
+        ),
+        ("cols", shape.cols, shape.fold.cols.n, Var::ColExt),
+    ];
+    sides.into_iter().find_map(|(side, n, folds, ext)| {
+        (0..folds).find_map(|k| {
+            let e = shape.fold_value(ext(k));
+            let exact = n
+                .checked_add(reach)
+                .and_then(|x| x.checked_mul(e))
+                .is_some_and(|x| x < 1 << 32);
+            (e < 2 || !exact).then_some(Refusal::FoldSplit { side, n, ext: e })
+        })
+    })
 }
 
 /// Why a `small` kernel cannot run `shape`, if it cannot: matrices of 2 rows or

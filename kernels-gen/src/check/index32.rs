@@ -207,14 +207,14 @@ struct Checks {
     words: u32,
 }
 
-fn checks(g: &Geometry, outer: u8) -> Checks {
+fn checks(g: &Geometry, outer: u8, fold: [u8; 2]) -> Checks {
     let spec = TransposeSpec {
         geometry: *g,
         strategy: Strategy::None,
     };
     // The global side does not depend on the shared layout; the shared side's
     // values are tile-local (the analyzer and simulator cover every layout).
-    let k = Kernel::assemble_outer(spec, Layout::Pad(0), outer);
+    let k = Kernel::assemble_outer(spec, Layout::Pad(0), outer, fold);
     let mut walked: Vec<Expr> = k
         .kernel_lets
         .iter()
@@ -262,7 +262,7 @@ pub fn proven(g: &Geometry, shape: &Shape) -> bool {
 }
 
 fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
-    static CHECKS: Memo<(Geometry, u8), Checks> = Memo::new(1 << 12);
+    static CHECKS: Memo<(Geometry, u8, [u8; 2]), Checks> = Memo::new(1 << 12);
     let (params, n) = shape.params();
     if params[..n].iter().any(|&p| u32::try_from(p).is_err()) {
         return Err(Wide);
@@ -276,7 +276,8 @@ fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
             return Err(Wide);
         }
     }
-    let c = CHECKS.get_or_insert_with(&(*g, shape.outer.n), || checks(g, shape.outer.n));
+    let key = (*g, shape.outer.n, shape.fold.counts());
+    let c = CHECKS.get_or_insert_with(&key, || checks(g, key.1, key.2));
     let mut env = Env::default();
     env.set(Var::Rows, shape.rows as i64);
     env.set(Var::Cols, shape.cols as i64);
@@ -308,6 +309,12 @@ fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
             Var::DstBatchStride => p(shape.dst_batch_stride),
             Var::DstOff => (0, U32 - 1),
             Var::Ext(_) | Var::SrcStride(_) | Var::DstStride(_) => p(shape.outer_value(*v)),
+            Var::RowExt(_)
+            | Var::RowSrc(_)
+            | Var::RowDst(_)
+            | Var::ColExt(_)
+            | Var::ColSrc(_)
+            | Var::ColDst(_) => p(shape.fold_value(*v)),
         };
     }
     let r = Ranges(vals);

@@ -20,7 +20,7 @@
 use crate::check::fit::{refusal, Refusal};
 use crate::check::index32;
 use crate::ir::expr::{Env, EvalError, Var};
-use crate::ir::shape::{outer_params, Shape, ShapeError};
+use crate::ir::shape::{fold_params, outer_params, Shape, ShapeError};
 use crate::ir::tape::{GuardTape, Tape};
 use crate::kernel::launch::launch;
 use crate::kernel::moves::{Mem, Move};
@@ -48,7 +48,7 @@ pub enum SimError {
     },
     #[error("block ({bx}, {by}) reads tile[{index}] that this tile never wrote (a stale read on the GPU)")]
     StaleShared { bx: u64, by: u64, index: i64 },
-    #[error("dst element (batch {b}, row {row}, col {col}) written {count} times; expected once")]
+    #[error("the dst element of source element (batch {b}, row {row}, col {col}) written {count} times; expected once")]
     WriteCount {
         b: u64,
         row: u64,
@@ -67,6 +67,8 @@ pub enum SimError {
     Misaligned { index: i64, n: u32 },
     #[error("the kernel takes {kernel} outer batch axes and the shape has {shape}; build it with `Kernel::with_outer({shape})`")]
     OuterAxes { kernel: u8, shape: u8 },
+    #[error("the kernel folds {kernel:?} more (row, column) axes and the shape {shape:?}; build it with `Kernel::with_fold`")]
+    Fold { kernel: [u8; 2], shape: [u8; 2] },
 }
 
 /// What a simulated run did.
@@ -162,6 +164,12 @@ pub fn run_as(
             shape: shape.outer.n,
         });
     }
+    if kernel.fold != shape.fold.counts() {
+        return Err(SimError::Fold {
+            kernel: kernel.fold,
+            shape: shape.fold.counts(),
+        });
+    }
     let grid = grid.unwrap_or_else(|| {
         let l = launch(&g, 0, shape.batch, shape.rows, shape.cols);
         Grid {
@@ -200,6 +208,9 @@ pub fn run_as(
     env.set(Var::DstBatchStride, shape.dst_batch_stride as i64);
     for v in outer_params(shape.outer.n) {
         env.set(v, i64::try_from(shape.outer_value(v)).unwrap_or(i64::MAX));
+    }
+    for v in fold_params(shape.fold.rows.n, shape.fold.cols.n) {
+        env.set(v, i64::try_from(shape.fold_value(v)).unwrap_or(i64::MAX));
     }
     env.set(Var::DstOff, i64::try_from(dst_off).unwrap_or(i64::MAX));
     if index32 {
@@ -441,12 +452,11 @@ fn check_writes(kernel: &Kernel, shape: &Shape, writes: &[u8], total: u64) -> Re
         (elem / unit, 1)
     };
     let mut inside = 0u64;
-    let (nrows, ncols) = shape.dst_sides();
+    // Over the source's (row, col): the destination's element of each.
     for b in 0..shape.batch {
-        let base = shape.batch_offsets(b).1;
-        for row in 0..nrows {
-            for col in 0..ncols {
-                let e = base + row * shape.dst_ld + col;
+        for row in 0..shape.rows {
+            for col in 0..shape.cols {
+                let e = shape.dst_index(b, row, col);
                 for w in 0..words {
                     let u = e / vec * words + w;
                     let count = writes.get(u as usize).copied().unwrap_or(0);
@@ -474,15 +484,10 @@ pub fn transpose_elems<T: Copy>(shape: &Shape, src: &[T], dst: &mut [T]) -> Resu
         return Ok(());
     }
     for b in 0..shape.batch {
-        let (sb, db) = shape.batch_offsets(b);
         for r in 0..shape.rows {
             for c in 0..shape.cols {
-                let s = (sb + r * shape.src_ld + c) as usize;
-                let d = if shape.copy {
-                    db + r * shape.dst_ld + c
-                } else {
-                    db + c * shape.dst_ld + r
-                } as usize;
+                let s = shape.src_index(b, r, c) as usize;
+                let d = shape.dst_index(b, r, c) as usize;
                 dst[d] = src[s];
             }
         }

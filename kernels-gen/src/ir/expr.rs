@@ -66,6 +66,54 @@ pub enum Var {
     /// Kernel parameter: elements between consecutive destination items of outer
     /// batch axis `k` (`1..=MAX_OUTER`).
     DstStride(u8),
+    /// Kernel parameter of a kernel whose source rows run over several axes
+    /// (a folded tile side, [`crate::ir::shape::Chain`]): the extent of row axis
+    /// `k` (`0..MAX_FOLD`; the outermost needs none, `rows` bounds it).
+    RowExt(u8),
+    /// Kernel parameter: elements between consecutive source items of row axis
+    /// `k` (`1..=MAX_FOLD`; axis 0 is `src_ld` apart).
+    RowSrc(u8),
+    /// Kernel parameter: elements between consecutive destination items of row
+    /// axis `k` (`1..=MAX_FOLD`; axis 0 is 1 apart).
+    RowDst(u8),
+    /// Kernel parameter: the extent of column axis `k` (`0..MAX_FOLD`).
+    ColExt(u8),
+    /// Kernel parameter: elements between consecutive source items of column
+    /// axis `k` (`1..=MAX_FOLD`; axis 0 is 1 apart).
+    ColSrc(u8),
+    /// Kernel parameter: elements between consecutive destination items of
+    /// column axis `k` (`1..=MAX_FOLD`; axis 0 is `dst_ld` apart).
+    ColDst(u8),
+}
+
+/// The most axes a tile side folds in beyond its own (a permute's short inner
+/// axes joined into one side of the tile).
+pub const MAX_FOLD: u8 = 2;
+
+const FOLD_NAMES: [[&str; MAX_FOLD as usize]; 6] = [
+    ["row_ext0", "row_ext1"],
+    ["row_src1", "row_src2"],
+    ["row_dst1", "row_dst2"],
+    ["col_ext0", "col_ext1"],
+    ["col_src1", "col_src2"],
+    ["col_dst1", "col_dst2"],
+];
+
+/// Which of the fold parameters `v` is (row into [`FOLD_NAMES`]) and its axis
+/// position there.
+fn fold_slot(v: Var) -> Option<(usize, usize)> {
+    let m = usize::from(MAX_FOLD);
+    let from0 = |k: u8| usize::from(k) % m;
+    let from1 = |k: u8| usize::from(k.max(1) - 1) % m;
+    Some(match v {
+        Var::RowExt(k) => (0, from0(k)),
+        Var::RowSrc(k) => (1, from1(k)),
+        Var::RowDst(k) => (2, from1(k)),
+        Var::ColExt(k) => (3, from0(k)),
+        Var::ColSrc(k) => (4, from1(k)),
+        Var::ColDst(k) => (5, from1(k)),
+        _ => return None,
+    })
 }
 
 /// The most outer batch axes a kernel takes, beyond the batch axis itself: a rank-8
@@ -91,8 +139,9 @@ const DST_STRIDE_NAMES: [&str; MAX_OUTER as usize] = [
     "dst_stride6",
 ];
 
-/// Slots of [`Env`]: the 15 plain variables, then the outer axes' parameters.
-pub(crate) const SLOTS: usize = 15 + 3 * MAX_OUTER as usize;
+/// Slots of [`Env`]: the 15 plain variables, then the outer axes' parameters,
+/// then the folded sides'.
+pub(crate) const SLOTS: usize = 15 + 3 * MAX_OUTER as usize + 6 * MAX_FOLD as usize;
 
 impl Var {
     /// Every variable, in [`Env`] slot order.
@@ -130,6 +179,18 @@ impl Var {
         Var::DstStride(4),
         Var::DstStride(5),
         Var::DstStride(6),
+        Var::RowExt(0),
+        Var::RowExt(1),
+        Var::RowSrc(1),
+        Var::RowSrc(2),
+        Var::RowDst(1),
+        Var::RowDst(2),
+        Var::ColExt(0),
+        Var::ColExt(1),
+        Var::ColSrc(1),
+        Var::ColSrc(2),
+        Var::ColDst(1),
+        Var::ColDst(2),
     ];
 
     /// The variables that change between a block's threads and loop trips; the
@@ -161,6 +222,7 @@ impl Var {
             Var::DstStride(k) => {
                 DST_STRIDE_NAMES[usize::from(k.max(1) - 1) % DST_STRIDE_NAMES.len()]
             }
+            _ => fold_slot(self).map_or("?", |(i, k)| FOLD_NAMES[i][k]),
         }
     }
 
@@ -185,6 +247,7 @@ impl Var {
             Var::Ext(k) => 15 + usize::from(k) % m,
             Var::SrcStride(k) => 15 + m + usize::from(k.max(1) - 1) % m,
             Var::DstStride(k) => 15 + 2 * m + usize::from(k.max(1) - 1) % m,
+            _ => fold_slot(self).map_or(0, |(i, k)| 15 + 3 * m + i * usize::from(MAX_FOLD) + k),
         }
     }
 }

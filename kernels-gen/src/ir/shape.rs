@@ -16,7 +16,7 @@
 //! assert_eq!(pitched.src_elems().unwrap(), 2 * 8 + 5);
 //! ```
 
-use crate::ir::expr::{Var, MAX_OUTER};
+use crate::ir::expr::{Var, MAX_FOLD, MAX_OUTER};
 use serde::Serialize;
 
 /// The kernel's scalar parameters after `src` and `dst`, in order (all of the
@@ -43,8 +43,23 @@ pub fn outer_params(outer: u8) -> impl Iterator<Item = Var> {
         .chain((1..=n).map(Var::DstStride))
 }
 
+/// The parameters a kernel whose tile sides fold `rows` and `cols` more axes
+/// ([`Fold`]) takes after [`outer_params`], in order: the row axes' extents
+/// `0..rows`, their source strides `1..=rows`, their destination strides, then
+/// the same for the column axes.
+pub fn fold_params(rows: u8, cols: u8) -> impl Iterator<Item = Var> {
+    let (r, c) = (rows.min(MAX_FOLD), cols.min(MAX_FOLD));
+    (0..r)
+        .map(Var::RowExt)
+        .chain((1..=r).map(Var::RowSrc))
+        .chain((1..=r).map(Var::RowDst))
+        .chain((0..c).map(Var::ColExt))
+        .chain((1..=c).map(Var::ColSrc))
+        .chain((1..=c).map(Var::ColDst))
+}
+
 /// The most parameters after `src` and `dst` a kernel takes.
-pub const MAX_PARAMS: usize = SCALAR_PARAMS.len() + 3 * MAX_OUTER as usize;
+pub const MAX_PARAMS: usize = SCALAR_PARAMS.len() + 3 * MAX_OUTER as usize + 6 * MAX_FOLD as usize;
 
 /// Launch-time sizes, in elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -66,6 +81,106 @@ pub struct Shape {
     /// strided copy), element `(b, r, c)` at `b * dst_batch_stride + r * dst_ld +
     /// c` (`dst_ld >= cols`). Only `copy` kernels run such a shape.
     pub copy: bool,
+    /// Tile sides that run over several axes (a permute's short inner axes);
+    /// none for a plain matrix.
+    pub fold: Fold,
+}
+
+/// More axes along a tile side, innermost first: `axes[..n]` are axes `1..=n`
+/// beyond the side's own axis 0.
+///
+/// A folded side of `m` items (`rows` or `cols`) is the multi-index `i0 = x %
+/// e0`, `i1 = x / e0 % ext_1`, ... of the item `x`, with `e0 = m / (ext_1 * ... *
+/// ext_n)`. Axis 0 of the rows is `src_ld` apart in `src` and 1 apart in `dst`;
+/// axis 0 of the columns 1 apart in `src` and `dst_ld` apart in `dst`; axis `k`
+/// is `axes[k - 1].src` and `.dst` apart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Chain {
+    pub n: u8,
+    pub axes: [Axis; MAX_FOLD as usize],
+}
+
+impl Chain {
+    /// No more axes.
+    pub const NONE: Chain = Chain {
+        n: 0,
+        axes: [Axis {
+            ext: 0,
+            src: 0,
+            dst: 0,
+        }; MAX_FOLD as usize],
+    };
+
+    /// The axes `axes` (innermost first), or `None` beyond [`MAX_FOLD`].
+    pub fn new(axes: &[Axis]) -> Option<Chain> {
+        let mut c = Chain::NONE;
+        c.axes.get_mut(..axes.len())?.copy_from_slice(axes);
+        c.n = u8::try_from(axes.len()).ok()?;
+        Some(c)
+    }
+
+    /// The axes in use.
+    pub fn axes(&self) -> &[Axis] {
+        &self.axes[..usize::from(self.n.min(MAX_FOLD))]
+    }
+
+    /// Items of the axes together (saturating).
+    pub fn items(&self) -> u64 {
+        self.axes()
+            .iter()
+            .fold(1u64, |p, a| p.saturating_mul(a.ext))
+    }
+
+    /// Item `x` of a side of `m` items whose axis 0 is `(src0, dst0)` apart: its
+    /// offsets in `src` and `dst` (saturating).
+    fn offsets(&self, m: u64, x: u64, src0: u64, dst0: u64) -> (u64, u64) {
+        let e0 = m.checked_div(self.items()).unwrap_or(0).max(1);
+        let i0 = if self.n == 0 { x } else { x % e0 };
+        let (mut s, mut d) = (i0.saturating_mul(src0), i0.saturating_mul(dst0));
+        let mut q = x / e0;
+        let axes = self.axes();
+        for (k, a) in axes.iter().enumerate() {
+            let i = if k + 1 < axes.len() {
+                q % a.ext.max(1)
+            } else {
+                q
+            };
+            q /= a.ext.max(1);
+            s = s.saturating_add(i.saturating_mul(a.src));
+            d = d.saturating_add(i.saturating_mul(a.dst));
+        }
+        (s, d)
+    }
+}
+
+/// The tile sides' further axes ([`Chain`]).
+///
+/// ```
+/// use bankfree_gen::{ir::shape::{Axis, Chain, Fold}, Shape};
+/// // Rows over two axes: 4 items 1 apart in dst (10 in src), then 3 items 4 apart
+/// // in dst (100 in src).
+/// let rows = Chain::new(&[Axis { ext: 3, src: 100, dst: 4 }]).unwrap();
+/// let s = Shape { src_ld: 10, fold: Fold { rows, cols: Chain::NONE }, ..Shape::new(12, 5) };
+/// assert_eq!(s.src_index(0, 6, 2), 2 * 10 + 1 * 100 + 2);
+/// assert_eq!(s.src_elems().unwrap(), 3 * 10 + 2 * 100 + 5);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Fold {
+    pub rows: Chain,
+    pub cols: Chain,
+}
+
+impl Fold {
+    /// Plain sides.
+    pub const NONE: Fold = Fold {
+        rows: Chain::NONE,
+        cols: Chain::NONE,
+    };
+
+    /// The further axes of the rows and of the columns.
+    pub fn counts(&self) -> [u8; 2] {
+        [self.rows.n, self.cols.n]
+    }
 }
 
 /// One batch axis: `ext` items, `src` and `dst` elements apart.
@@ -158,6 +273,8 @@ pub enum ShapeError {
         stride: u64,
         span: u64,
     },
+    #[error("rows {rows} and cols {cols} are not whole numbers of their folded axes' items, or the shape is a copy (a copy folds no side); pass each side as the product of its axes' extents")]
+    FoldSides { rows: u64, cols: u64 },
     #[error("batch {batch} is not a whole number of the outer batch axes' {items} items; pass batch = the product of every batch axis's extent")]
     OuterBatch { batch: u64, items: u64 },
     #[error("{which} holds {have} elements but batch {batch} x {rows} x {cols} with these pitches needs {need}; pass a larger buffer or smaller sizes")]
@@ -189,6 +306,7 @@ impl Shape {
             dst_batch_stride: rows.saturating_mul(cols),
             outer: Outer::NONE,
             copy: false,
+            fold: Fold::NONE,
         }
     }
 
@@ -245,7 +363,45 @@ impl Shape {
             out[n] = self.outer_value(v);
             n += 1;
         }
+        for v in fold_params(self.fold.rows.n, self.fold.cols.n) {
+            out[n] = self.fold_value(v);
+            n += 1;
+        }
         (out, n)
+    }
+
+    /// The value of a folded side's parameter (0 for other variables).
+    pub fn fold_value(&self, v: Var) -> u64 {
+        let axis = |c: &Chain, k: u8| {
+            c.axes()
+                .get(usize::from(k).wrapping_sub(1))
+                .copied()
+                .unwrap_or_default()
+        };
+        let (r, c) = (&self.fold.rows, &self.fold.cols);
+        let first = |c: &Chain, m: u64| m.checked_div(c.items()).unwrap_or(0);
+        match v {
+            Var::RowExt(0) => first(r, self.rows),
+            Var::ColExt(0) => first(c, self.cols),
+            Var::RowExt(k) => axis(r, k).ext,
+            Var::ColExt(k) => axis(c, k).ext,
+            Var::RowSrc(k) => axis(r, k).src,
+            Var::RowDst(k) => axis(r, k).dst,
+            Var::ColSrc(k) => axis(c, k).src,
+            Var::ColDst(k) => axis(c, k).dst,
+            _ => 0,
+        }
+    }
+
+    /// Where element `(r, c)` of batch item `b` is in `src`, in elements
+    /// (saturating; exact for a validated shape).
+    pub fn src_index(&self, b: u64, r: u64, c: u64) -> u64 {
+        let rs = self.fold.rows.offsets(self.rows, r, self.src_ld, 1).0;
+        let cs = self.fold.cols.offsets(self.cols, c, 1, self.dst_ld).0;
+        self.batch_offsets(b)
+            .0
+            .saturating_add(rs)
+            .saturating_add(cs)
     }
 
     /// The value of an outer axis's parameter (0 for other variables).
@@ -284,11 +440,15 @@ impl Shape {
     /// Where element `(r, c)` of batch item `b` lands in `dst`, in elements
     /// (saturating; exact for a validated shape).
     pub fn dst_index(&self, b: u64, r: u64, c: u64) -> u64 {
-        let (row, col) = if self.copy { (r, c) } else { (c, r) };
-        self.batch_offsets(b)
-            .1
-            .saturating_add(row.saturating_mul(self.dst_ld))
-            .saturating_add(col)
+        let base = self.batch_offsets(b).1;
+        if self.copy {
+            return base
+                .saturating_add(r.saturating_mul(self.dst_ld))
+                .saturating_add(c);
+        }
+        let rd = self.fold.rows.offsets(self.rows, r, self.src_ld, 1).1;
+        let cd = self.fold.cols.offsets(self.cols, c, 1, self.dst_ld).1;
+        base.saturating_add(rd).saturating_add(cd)
     }
 
     /// Checks pitches and strides.
@@ -359,7 +519,7 @@ impl Shape {
         if self.is_empty() {
             return Ok(0);
         }
-        if self.outer.n > 0 {
+        if self.outer.n > 0 || self.fold != Fold::NONE {
             return self.outer_extent(which, nrows, ncols, ld);
         }
         if ld < ncols {
@@ -430,13 +590,32 @@ impl Shape {
         } else {
             self.dst_batch_stride
         };
-        let mut axes = vec![(ncols, 1), (nrows, ld), (self.inner_batch(), first)];
-        axes.extend(
-            self.outer
-                .axes()
-                .iter()
-                .map(|a| (a.ext, if src { a.src } else { a.dst })),
-        );
+        let mut axes = vec![(self.inner_batch(), first)];
+        let side = |x: &Axis| (x.ext, if src { x.src } else { x.dst });
+        if self.fold == Fold::NONE {
+            axes.extend([(ncols, 1), (nrows, ld)]);
+        } else {
+            // Axis 0 of each side, then their further axes.
+            let (r, c) = (&self.fold.rows, &self.fold.cols);
+            let e = |v| self.fold_value(v);
+            let (r0, c0) = if src {
+                ((e(Var::RowExt(0)), self.src_ld), (e(Var::ColExt(0)), 1))
+            } else {
+                ((e(Var::RowExt(0)), 1), (e(Var::ColExt(0)), self.dst_ld))
+            };
+            if self.copy
+                || r0.0.saturating_mul(r.items()) != self.rows
+                || c0.0.saturating_mul(c.items()) != self.cols
+            {
+                return Err(ShapeError::FoldSides {
+                    rows: self.rows,
+                    cols: self.cols,
+                });
+            }
+            axes.extend([r0, c0]);
+            axes.extend(r.axes().iter().chain(c.axes()).map(side));
+        }
+        axes.extend(self.outer.axes().iter().map(side));
         axes.retain(|&(ext, _)| ext > 1);
         axes.sort_by_key(|&(_, stride)| stride);
         let overflow = ShapeError::Overflow {

@@ -27,6 +27,7 @@
 
 pub(crate) mod batch;
 mod copy;
+pub(crate) mod fold;
 pub mod geometry;
 pub mod grid;
 pub mod launch;
@@ -38,7 +39,7 @@ pub mod spec;
 mod tile;
 pub(crate) mod tiling;
 
-use crate::ir::expr::{Expr, Less, Var, MAX_OUTER};
+use crate::ir::expr::{Expr, Less, Var, MAX_FOLD, MAX_OUTER};
 use crate::kernel::batch::batch_base;
 use crate::kernel::copy::copy_moves;
 use crate::kernel::geometry::{Form, Unit, MAX_NARROW, SMALL_MAX_ELEMS};
@@ -112,6 +113,7 @@ pub struct Kernel {
     pub(crate) words: u32,
     pub(crate) shared_rows: u32,
     pub(crate) outer: u8,
+    pub(crate) fold: [u8; 2],
     pub(crate) kernel_lets: Vec<Expr>,
     pub(crate) batch_lets: Vec<Expr>,
     pub(crate) tile_lets: Vec<Expr>,
@@ -130,7 +132,7 @@ impl Kernel {
 
     /// Builds the kernel for a layout already checked against the spec.
     pub(crate) fn assemble(spec: TransposeSpec, layout: Layout) -> Kernel {
-        Kernel::assemble_outer(spec, layout, 0)
+        Kernel::assemble_outer(spec, layout, 0, [0, 0])
     }
 
     /// This kernel with `outer` outer batch axes ([`crate::ir::shape::Outer`]): the
@@ -152,10 +154,50 @@ impl Kernel {
                 form: self.spec.geometry.form,
             });
         }
-        Ok(Kernel::assemble_outer(self.spec, self.layout, outer))
+        Ok(Kernel::assemble_outer(
+            self.spec,
+            self.layout,
+            outer,
+            self.fold,
+        ))
     }
 
-    pub(crate) fn assemble_outer(spec: TransposeSpec, layout: Layout, outer: u8) -> Kernel {
+    /// This kernel with folded tile sides ([`crate::ir::shape::Fold`]): its source
+    /// rows run over `rows + 1` axes and its columns over `cols + 1`, each index
+    /// split into its multi-index (extra kernel parameters). Only the scalar
+    /// `tile` form folds (at most [`MAX_FOLD`] more axes per side).
+    ///
+    /// ```
+    /// use bankfree_gen::{Kernel, Strategy, TransposeSpec};
+    /// let k = Kernel::build(TransposeSpec::new(32, 4, Strategy::Xor)?)?.with_fold(1, 2)?;
+    /// assert_eq!(k.entry_name(), "bankfree_transpose_t32_r8_e4_xor505_f12");
+    /// assert!(bankfree_gen::emit(&k).contains("col_dst2"));
+    /// # Ok::<(), bankfree_gen::SpecError>(())
+    /// ```
+    pub fn with_fold(&self, rows: u8, cols: u8) -> Result<Kernel, SpecError> {
+        let g = &self.spec.geometry;
+        if rows > MAX_FOLD || cols > MAX_FOLD || g.form != Form::Tile || g.vec > 1 {
+            return Err(SpecError::Fold {
+                rows,
+                cols,
+                form: g.form,
+                vec: g.vec,
+            });
+        }
+        Ok(Kernel::assemble_outer(
+            self.spec,
+            self.layout,
+            self.outer,
+            [rows, cols],
+        ))
+    }
+
+    pub(crate) fn assemble_outer(
+        spec: TransposeSpec,
+        layout: Layout,
+        outer: u8,
+        fold: [u8; 2],
+    ) -> Kernel {
         let geometry = spec.geometry;
         let (unit, words) = geometry.unit();
         let tiling = tiling(&geometry);
@@ -168,10 +210,18 @@ impl Kernel {
             }
         };
         let batch = batch_base(outer, per);
+        let folds = [
+            fold::magics(fold::Side::Rows, fold[0]),
+            fold::magics(fold::Side::Cols, fold[1]),
+        ];
+        let mut kernel_lets = tiling.lets.clone();
+        kernel_lets.extend(folds.iter().flatten().cloned());
         let (tile_lets, moves) = match geometry.form {
             Form::Tall if geometry.packs() => packed_tall_moves(&geometry, layout, &tiling, &batch),
             Form::Tall | Form::Wide => narrow_moves(&geometry, layout, &tiling, words, &batch),
-            Form::Tile | Form::Skew => tile_moves(&geometry, layout, &tiling, words, &batch),
+            Form::Tile | Form::Skew => {
+                tile_moves(&geometry, layout, &tiling, words, &batch, &folds)
+            }
             Form::Small => small_moves(&geometry, &tiling, words),
             Form::Strip => strip_moves(&geometry, &tiling, words),
             Form::Copy => copy_moves(&geometry, &tiling, words, &batch),
@@ -183,13 +233,20 @@ impl Kernel {
             words,
             shared_rows: geometry.shared_rows(),
             outer,
-            kernel_lets: tiling.lets,
+            fold,
+            kernel_lets,
             batch_lets: batch.lets,
             tile_lets,
             ntiles: tiling.ntiles,
             more: tiling.more,
             moves,
         }
+    }
+
+    /// The further axes of its folded tile sides, rows then columns
+    /// ([`Kernel::with_fold`]).
+    pub fn fold(&self) -> [u8; 2] {
+        self.fold
     }
 
     /// The spec this kernel was built from.
@@ -332,6 +389,15 @@ impl Kernel {
                 MAX_NARROW
             ),
         };
+        let what = if self.fold == [0, 0] {
+            what
+        } else {
+            format!(
+                "{what}, its rows over {} axes and its columns over {}",
+                self.fold[0] + 1,
+                self.fold[1] + 1
+            )
+        };
         format!(
             "{what} ({} x {} threads), {}-byte elements{vec}, strategy {} -> {}, {} bytes of shared memory per block",
             g.tile,
@@ -363,11 +429,14 @@ impl Kernel {
         } else {
             format!("_{}", g.form)
         };
-        let outer = if self.outer > 0 {
+        let mut outer = if self.outer > 0 {
             format!("_o{}", self.outer)
         } else {
             String::new()
         };
+        if self.fold != [0, 0] {
+            outer.push_str(&format!("_f{}{}", self.fold[0], self.fold[1]));
+        }
         format!(
             "bankfree_transpose_t{}_r{}_e{}{vec}_{}{form}{outer}",
             g.tile, g.block_rows, g.elem_bytes, strat

@@ -130,6 +130,13 @@ pub enum SpecError {
     Form { value: String, why: String },
     #[error("{outer} outer batch axes on a `{form}` kernel: a kernel takes at most {max} (and `small` and `strip` kernels none: they fold a dense batch into their tiles)", max = crate::ir::expr::MAX_OUTER)]
     Outer { outer: u8, form: Form },
+    #[error("a kernel folding {rows} row and {cols} column axes of form `{form}` with {vec}-element blocks: only `tile` kernels of single elements fold, at most {max} more axes per side", max = crate::ir::expr::MAX_FOLD)]
+    Fold {
+        rows: u8,
+        cols: u8,
+        form: Form,
+        vec: u32,
+    },
     #[error("layout `{layout}` is not one strategy `{strategy}` resolves to; build the kernel from the spec (`Kernel::build`) instead")]
     Layout { layout: String, strategy: Strategy },
     #[error("no XOR swizzle makes tile {tile} with {elem_bytes}-byte elements and {block_rows} thread rows conflict-free; use `strategy = pad` or another block_rows")]

@@ -3,6 +3,7 @@
 
 use crate::ir::expr::{Expr, Guard, Less, Var};
 use crate::kernel::batch::BatchBase;
+use crate::kernel::fold::{split, Side};
 use crate::kernel::geometry::{Form, Geometry};
 use crate::kernel::layout::Layout;
 use crate::kernel::moves::{Mem, Move, Place};
@@ -10,12 +11,15 @@ use crate::kernel::tiling::Tiling;
 
 /// The moves of the tile forms: source tile to shared memory, then its transpose
 /// to the destination (for `skew`, by windows that start on 32-byte sectors).
+/// `folds` holds the division multipliers of folded rows and columns
+/// ([`crate::kernel::fold`]; scalar `tile` kernels only).
 pub(crate) fn tile_moves(
     g: &Geometry,
     layout: Layout,
     tiling: &Tiling,
     words: u32,
     batch: &BatchBase,
+    folds: &[Vec<Expr>; 2],
 ) -> (Vec<Expr>, Vec<Move>) {
     let t = i64::from(g.tile);
     let vec = i64::from(g.vec);
@@ -127,6 +131,69 @@ pub(crate) fn tile_moves(
         Less(out_row.clone(), cols),
         Less(out_col.clone(), rows),
     ]);
+    if folds.iter().any(|f| !f.is_empty()) {
+        let unit = |e: Expr| {
+            if words > 1 {
+                e * i64::from(words) + v(Var::K)
+            } else {
+                e
+            }
+        };
+        // Source row and column of the read, then of the write (the write's row
+        // along the destination is a source column).
+        let (rs, cs) = (
+            split(row_g.clone(), Side::Rows, &folds[0], 0),
+            split(col_g.clone(), Side::Cols, &folds[1], 0),
+        );
+        let (rw, cw) = (
+            split(out_col.clone(), Side::Rows, &folds[0], 1),
+            split(out_row.clone(), Side::Cols, &folds[1], 1),
+        );
+        let read_lets = [vec![row_g, col_g], rs.lets, cs.lets].concat();
+        let from = Place {
+            mem: Mem::Src,
+            index: unit(batch.src.clone() + rs.src + cs.src),
+        };
+        let moves = if layout == Layout::Direct {
+            vec![Move {
+                lets: read_lets,
+                guard: in_src,
+                from,
+                to: Place {
+                    mem: Mem::Dst,
+                    index: unit(batch.dst.clone() + rs.dst + cs.dst),
+                },
+                transpose: false,
+                iters,
+                pack: None,
+            }]
+        } else {
+            vec![
+                Move {
+                    lets: read_lets,
+                    guard: in_src,
+                    from,
+                    to: shared(tile_row.clone(), col.clone()),
+                    transpose: false,
+                    iters,
+                    pack: None,
+                },
+                Move {
+                    lets: [vec![out_row, out_col], rw.lets, cw.lets].concat(),
+                    guard: in_dst,
+                    from: shared(col, tile_row),
+                    to: Place {
+                        mem: Mem::Dst,
+                        index: unit(batch.dst.clone() + rw.dst + cw.dst),
+                    },
+                    transpose: false,
+                    iters,
+                    pack: None,
+                },
+            ]
+        };
+        return (tile_lets, moves);
+    }
     let moves = match layout {
         Layout::Direct => vec![Move {
             lets: vec![row_g.clone(), col_g.clone()],

@@ -11,8 +11,8 @@
 
 use crate::check::index32::{INDEX64_DEFINE, INDEX64_SUFFIX};
 use crate::ir::expr::Var;
-use crate::ir::shape::outer_params;
 use crate::ir::shape::SCALAR_PARAMS;
+use crate::ir::shape::{fold_params, outer_params};
 use crate::kernel::geometry::{Form, MAX_NARROW, SMALL_ITERS, SMALL_MAX_ELEMS};
 use crate::kernel::launch::{dynamic_shared_bytes, MAX_GRID_X, MAX_GRID_Y};
 use crate::kernel::layout::Layout;
@@ -71,7 +71,7 @@ fn write_kernel(w: &mut CWriter, k: &Kernel) -> fmt::Result {
     for p in SCALAR_PARAMS {
         write!(w, ",\n{INDEX_TYPE} {p}")?;
     }
-    for v in outer_params(k.outer) {
+    for v in outer_params(k.outer).chain(fold_params(k.fold[0], k.fold[1])) {
         write!(w, ",\n{INDEX_TYPE} {}", v.c_name())?;
     }
     w.dedent();
@@ -330,6 +330,15 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
             "//           b is a multi-index over {} batch axes: axis 0 (ext0 items, src_batch_stride and \
              dst_batch_stride apart), then axis k (src_stride<k>, dst_stride<k>)",
             k.outer + 1
+        )?;
+    }
+    if k.fold != [0, 0] {
+        writeln!(
+            h,
+            "//           r runs over {} axes (axis 0 of row_ext0 items; axis k row_src<k>, row_dst<k> apart), \
+             c over {} (axis 0 of col_ext0 items; axis k col_src<k>, col_dst<k> apart)",
+            k.fold[0] + 1,
+            k.fold[1] + 1
         )?;
     }
     if g.vec > 1 && g.gathers() {

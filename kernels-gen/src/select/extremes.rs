@@ -57,6 +57,7 @@ fn user_numbers_never_panic() {
             dst_batch_stride: pick(),
             outer: Default::default(),
             copy: false,
+            fold: Default::default(),
         };
         if shape.batch.is_multiple_of(2) {
             // Mostly valid: pitches just past a row, strides just past a matrix.

@@ -33,8 +33,8 @@
 //! ```
 
 use crate::check::fit::{refusal, unsuited};
-use crate::ir::expr::MAX_OUTER;
-use crate::ir::shape::{Axis, Outer, Shape, ShapeError};
+use crate::ir::expr::{MAX_FOLD, MAX_OUTER};
+use crate::ir::shape::{Axis, Chain, Fold, Outer, Shape, ShapeError};
 use crate::kernel::geometry::{elem_bytes_ok, ELEM_SIZES};
 use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::kernel::Kernel;
@@ -312,14 +312,27 @@ fn shape_of(axes: &[Axis]) -> Result<Shape, PermuteError> {
     let mut shape = Shape::new(1, 1);
     match (s_in, d_in) {
         (Some(s), Some(d)) if s != d => {
-            // A transpose of rows (the destination's innermost) by cols.
+            // A transpose of rows (the destination's innermost) by cols, each
+            // side folding in the axes that continue it contiguously while it is
+            // shorter than a tile.
             take(&mut rest, s);
             take(&mut rest, d);
+            let cols = chain(axes, s, &mut rest, |a| a.src);
+            let rows = chain(axes, d, &mut rest, |a| a.dst);
             let (r, c) = (axes[d], axes[s]);
-            shape.rows = r.ext;
-            shape.cols = c.ext;
+            let product = |ch: &[Axis], first: &Axis| {
+                ch.iter()
+                    .try_fold(first.ext, |p, a| p.checked_mul(a.ext))
+                    .ok_or(PermuteError::Overflow { what: "tile side" })
+            };
+            shape.rows = product(&rows, &r)?;
+            shape.cols = product(&cols, &c)?;
             shape.src_ld = r.src;
             shape.dst_ld = c.dst;
+            shape.fold = Fold {
+                rows: Chain::new(&rows).unwrap_or(Chain::NONE),
+                cols: Chain::new(&cols).unwrap_or(Chain::NONE),
+            };
         }
         _ => {
             // A copy of blocks contiguous on both sides, or of single elements.
@@ -371,6 +384,34 @@ fn shape_of(axes: &[Axis]) -> Result<Shape, PermuteError> {
     Ok(shape)
 }
 
+/// A tile side shorter than this many items folds in more axes.
+pub const FOLD_BELOW: u64 = 32;
+
+/// The axes a tile side starting at `axes[first]` folds in (innermost first,
+/// taken out of `rest`): while the side has fewer than [`FOLD_BELOW`] items, the
+/// axis of `rest` that continues it contiguously in the buffer it runs along
+/// (`key`: source strides for columns, destination strides for rows), up to
+/// [`MAX_FOLD`] of them. A side continued by no axis stays as it is: the narrow
+/// kernels serve it better than a tile reading scattered runs.
+fn chain(axes: &[Axis], first: usize, rest: &mut Vec<usize>, key: fn(&Axis) -> u64) -> Vec<Axis> {
+    let mut out: Vec<Axis> = Vec::new();
+    let mut items = axes[first].ext;
+    let mut next_stride = items.checked_mul(key(&axes[first]));
+    while items < FOLD_BELOW && out.len() < usize::from(MAX_FOLD) {
+        let Some(at) = rest
+            .iter()
+            .position(|&i| Some(key(&axes[i])) == next_stride)
+        else {
+            break;
+        };
+        let a = axes[rest.remove(at)];
+        items = items.saturating_mul(a.ext);
+        next_stride = a.ext.checked_mul(key(&a));
+        out.push(a);
+    }
+    out
+}
+
 /// The vector widths a `copy` kernel of `elem_bytes` tries, widest first.
 pub fn copy_vecs(elem_bytes: u32) -> Vec<u32> {
     [16, 8, 4, 2, 1]
@@ -400,6 +441,11 @@ pub fn plan_kernels(
                 Ok(k.with_outer(outer)?)
             })
             .collect(),
+        Kind::Transpose if plan.shape.fold != Fold::NONE => {
+            let [r, c] = plan.shape.fold.counts();
+            let base = Kernel::build(TransposeSpec::new(32, elem_bytes, strategy)?)?;
+            Ok(vec![base.with_outer(outer)?.with_fold(r, c)?])
+        }
         Kind::Transpose => {
             let base = Kernel::build(TransposeSpec::new(32, elem_bytes, strategy)?)?;
             Ok(auto_kernels(&base)
@@ -417,7 +463,11 @@ pub fn pick<'a>(kernels: &'a [Kernel], shape: &Shape) -> Option<&'a Kernel> {
     let g = |k: &Kernel| k.spec().geometry;
     let fits: Vec<&Kernel> = kernels
         .iter()
-        .filter(|k| k.outer() == shape.outer.n && refusal(&g(k), shape).is_none())
+        .filter(|k| {
+            k.outer() == shape.outer.n
+                && k.fold() == shape.fold.counts()
+                && refusal(&g(k), shape).is_none()
+        })
         .collect();
     fits.iter()
         .find(|k| unsuited(&g(k), shape).is_none())
