@@ -94,64 +94,7 @@ pub struct Shape {
 /// ext_n)`. Axis 0 of the rows is `src_ld` apart in `src` and 1 apart in `dst`;
 /// axis 0 of the columns 1 apart in `src` and `dst_ld` apart in `dst`; axis `k`
 /// is `axes[k - 1].src` and `.dst` apart.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
-pub struct Chain {
-    pub n: u8,
-    pub axes: [Axis; MAX_FOLD as usize],
-}
-
-impl Chain {
-    /// No more axes.
-    pub const NONE: Chain = Chain {
-        n: 0,
-        axes: [Axis {
-            ext: 0,
-            src: 0,
-            dst: 0,
-        }; MAX_FOLD as usize],
-    };
-
-    /// The axes `axes` (innermost first), or `None` beyond [`MAX_FOLD`].
-    pub fn new(axes: &[Axis]) -> Option<Chain> {
-        let mut c = Chain::NONE;
-        c.axes.get_mut(..axes.len())?.copy_from_slice(axes);
-        c.n = u8::try_from(axes.len()).ok()?;
-        Some(c)
-    }
-
-    /// The axes in use.
-    pub fn axes(&self) -> &[Axis] {
-        &self.axes[..usize::from(self.n.min(MAX_FOLD))]
-    }
-
-    /// Items of the axes together (saturating).
-    pub fn items(&self) -> u64 {
-        self.axes()
-            .iter()
-            .fold(1u64, |p, a| p.saturating_mul(a.ext))
-    }
-
-    /// Item `x` of a side of `m` items whose axis 0 is `(src0, dst0)` apart: its
-    /// offsets in `src` and `dst` (saturating).
-    fn offsets(&self, m: u64, x: u64, src0: u64, dst0: u64) -> (u64, u64) {
-        let e0 = m.checked_div(self.items()).unwrap_or(0).max(1);
-        let i0 = if self.n == 0 { x } else { x % e0 };
-        let (mut s, mut d) = (i0.saturating_mul(src0), i0.saturating_mul(dst0));
-        let mut q = x / e0;
-        let axes = self.axes();
-        for (k, a) in axes.iter().enumerate() {
-            let i = if k + 1 < axes.len() {
-                q % a.ext.max(1)
-            } else {
-                q
-            };
-            q /= a.ext.max(1);
-            s = s.saturating_add(i.saturating_mul(a.src));
-            d = d.saturating_add(i.saturating_mul(a.dst));
-        }
-        (s, d)
-    }
-}
+pub type Chain = Axes<{ MAX_FOLD as usize }>;
 
 /// The tile sides' further axes ([`Chain`]).
 ///
@@ -191,6 +134,79 @@ pub struct Axis {
     pub dst: u64,
 }
 
+/// Up to `N` axes, innermost first: `axes[..n]` are in use. A shape's further
+/// batch axes ([`Outer`]) and a tile side's further axes ([`Chain`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Axes<const N: usize> {
+    pub n: u8,
+    #[serde(serialize_with = "as_seq")]
+    pub axes: [Axis; N],
+}
+
+/// Arrays of any length as a JSON list (serde derives fixed lengths only).
+fn as_seq<S: serde::Serializer, const N: usize>(a: &[Axis; N], s: S) -> Result<S::Ok, S::Error> {
+    a.as_slice().serialize(s)
+}
+
+impl<const N: usize> Default for Axes<N> {
+    fn default() -> Self {
+        Self::NONE
+    }
+}
+
+impl<const N: usize> Axes<N> {
+    /// No axes.
+    pub const NONE: Axes<N> = Axes {
+        n: 0,
+        axes: [Axis {
+            ext: 0,
+            src: 0,
+            dst: 0,
+        }; N],
+    };
+
+    /// The axes `axes` (innermost first), or `None` beyond `N`.
+    pub fn new(axes: &[Axis]) -> Option<Axes<N>> {
+        let mut o = Self::NONE;
+        o.axes.get_mut(..axes.len())?.copy_from_slice(axes);
+        o.n = u8::try_from(axes.len()).ok()?;
+        Some(o)
+    }
+
+    /// The axes in use.
+    pub fn axes(&self) -> &[Axis] {
+        &self.axes[..usize::from(self.n).min(N)]
+    }
+
+    /// Items of the axes together (saturating).
+    pub fn items(&self) -> u64 {
+        self.axes()
+            .iter()
+            .fold(1u64, |p, a| p.saturating_mul(a.ext))
+    }
+
+    /// Item `x` of `m` items over axis 0 (`(src0, dst0)` apart, of `m / items()`
+    /// items) and these axes: its offsets in `src` and `dst` (saturating).
+    fn offsets(&self, m: u64, x: u64, src0: u64, dst0: u64) -> (u64, u64) {
+        let e0 = m.checked_div(self.items()).unwrap_or(0).max(1);
+        let i0 = if self.n == 0 { x } else { x % e0 };
+        let (mut s, mut d) = (i0.saturating_mul(src0), i0.saturating_mul(dst0));
+        let mut q = x / e0;
+        let axes = self.axes();
+        for (k, a) in axes.iter().enumerate() {
+            let i = if k + 1 < axes.len() {
+                q % a.ext.max(1)
+            } else {
+                q
+            };
+            q /= a.ext.max(1);
+            s = s.saturating_add(i.saturating_mul(a.src));
+            d = d.saturating_add(i.saturating_mul(a.dst));
+        }
+        (s, d)
+    }
+}
+
 /// Batch axes beyond the first, innermost first: `axes[..n]` are axes `1..=n`.
 ///
 /// With outer axes, `batch` counts every item. Axis 0 has `e0 = batch / (ext_1 *
@@ -206,43 +222,7 @@ pub struct Axis {
 /// assert_eq!(s.batch_offsets(4), (20 + 60, 20 + 60));
 /// assert_eq!(s.src_elems().unwrap(), 120);
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
-pub struct Outer {
-    pub n: u8,
-    pub axes: [Axis; MAX_OUTER as usize],
-}
-
-impl Outer {
-    /// No outer axes.
-    pub const NONE: Outer = Outer {
-        n: 0,
-        axes: [Axis {
-            ext: 0,
-            src: 0,
-            dst: 0,
-        }; MAX_OUTER as usize],
-    };
-
-    /// The outer axes `axes` (innermost first), or `None` beyond [`MAX_OUTER`].
-    pub fn new(axes: &[Axis]) -> Option<Outer> {
-        let mut o = Outer::NONE;
-        o.axes.get_mut(..axes.len())?.copy_from_slice(axes);
-        o.n = u8::try_from(axes.len()).ok()?;
-        Some(o)
-    }
-
-    /// The axes in use.
-    pub fn axes(&self) -> &[Axis] {
-        &self.axes[..usize::from(self.n.min(MAX_OUTER))]
-    }
-
-    /// Items of the outer axes together (saturating).
-    pub fn items(&self) -> u64 {
-        self.axes()
-            .iter()
-            .fold(1u64, |p, a| p.saturating_mul(a.ext))
-    }
-}
+pub type Outer = Axes<{ MAX_OUTER as usize }>;
 
 /// A shape that cannot be launched.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -319,24 +299,8 @@ impl Shape {
     /// Where batch item `b` starts in `src` and `dst`, in elements (saturating;
     /// exact for every item of a validated shape).
     pub fn batch_offsets(&self, b: u64) -> (u64, u64) {
-        let e0 = self.inner_batch().max(1);
-        let (mut s, mut d) = (
-            (b % e0).saturating_mul(self.src_batch_stride),
-            (b % e0).saturating_mul(self.dst_batch_stride),
-        );
-        let mut q = b / e0;
-        let axes = self.outer.axes();
-        for (k, a) in axes.iter().enumerate() {
-            let i = if k + 1 < axes.len() {
-                q % a.ext.max(1)
-            } else {
-                q
-            };
-            q /= a.ext.max(1);
-            s = s.saturating_add(i.saturating_mul(a.src));
-            d = d.saturating_add(i.saturating_mul(a.dst));
-        }
-        (s, d)
+        self.outer
+            .offsets(self.batch, b, self.src_batch_stride, self.dst_batch_stride)
     }
 
     /// The kernel's scalar parameters, in the order of [`SCALAR_PARAMS`].
