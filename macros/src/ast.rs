@@ -117,6 +117,22 @@ pub(crate) fn is_usize(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident("usize"))
 }
 
+/// A parameter both attributes treat alike: `stream` (its type checked; `true`),
+/// or else an unexpected name, reported with the parameters `names` lists.
+pub fn stream_or_unexpected(cx: &Ctxt, ident: &syn::Ident, ty: &Type, names: &str) -> bool {
+    if ident != "stream" {
+        cx.error(
+            ident,
+            format!("unexpected parameter `{ident}`: parameters are {names}"),
+        );
+        return false;
+    }
+    if !is_stream(ty) {
+        cx.error(ty, "`stream` must be `&CudaStream` (or `&Arc<CudaStream>`)");
+    }
+    true
+}
+
 pub(crate) fn is_stream(ty: &Type) -> bool {
     let Type::Reference(r) = ty else { return false };
     if r.mutability.is_some() {
@@ -319,16 +335,7 @@ pub fn check(cx: &Ctxt, item: &Item) -> Option<Params> {
                     _ => {}
                 }
             }
-            "stream" => {
-                if !is_stream(ty) {
-                    cx.error(ty, "`stream` must be `&CudaStream` (or `&Arc<CudaStream>`)");
-                }
-                p.stream = true;
-            }
-            _ => cx.error(
-                ident,
-                format!("unexpected parameter `{name}`: parameters are {NAMES}"),
-            ),
+            _ => p.stream |= stream_or_unexpected(cx, ident, ty, NAMES),
         }
     }
     let required = [

@@ -1,7 +1,9 @@
 //! `#[tiled_permute(perm = [...], strategy = pad | swizzle)]`: parse, validate (every
 //! error at once, spanned), expand into a call of the runtime's planned permute.
 
-use crate::ast::{check_header, check_required, is_stream, named_params, slice_elem, Item};
+use crate::ast::{
+    check_header, check_required, named_params, slice_elem, stream_or_unexpected, Item,
+};
 use crate::attr;
 use crate::ctxt::Ctxt;
 use bankfree_gen::select::permute::{check_perm, MAX_RANK};
@@ -186,16 +188,7 @@ fn check(cx: &Ctxt, args: &Args, item: &Item) -> Option<Params> {
                     _ => {}
                 }
             }
-            "stream" => {
-                if !is_stream(ty) {
-                    cx.error(ty, "`stream` must be `&CudaStream` (or `&Arc<CudaStream>`)");
-                }
-                p.stream = true;
-            }
-            _ => cx.error(
-                ident,
-                format!("unexpected parameter `{name}`: parameters are {NAMES}"),
-            ),
+            _ => p.stream |= stream_or_unexpected(cx, ident, ty, NAMES),
         }
     }
     let required = [
