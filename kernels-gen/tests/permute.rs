@@ -2,24 +2,15 @@
 //! planner's shape must be valid and every kernel it lists that fits the shape,
 //! simulated over host bytes, must write exactly what a CPU permute writes.
 
+mod common;
+
+use common::noise;
+
 use bankfree_gen::check::fit::refusal;
 use bankfree_gen::check::sim;
 use bankfree_gen::select::permute::{plan, plan_kernels, Kind, Permute, PermuteError};
 use bankfree_gen::Strategy as Layouts;
 use proptest::prelude::*;
-
-/// Deterministic, non-zero, position-dependent bytes.
-fn noise(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
-}
 
 fn row_major(dims: &[u64]) -> Vec<u64> {
     let mut s = vec![1u64; dims.len()];

@@ -1,6 +1,10 @@
 //! The simulator runs every spec of the grid on many shapes; its output must equal a
 //! plain CPU transpose, byte for byte, with bytes outside the destination untouched.
 
+mod common;
+
+use common::noise;
+
 use bankfree_gen::check::fit::refusal;
 use bankfree_gen::check::index32::proven;
 use bankfree_gen::check::sim::{self, Grid, SimError};
@@ -8,19 +12,6 @@ use bankfree_gen::ir::expr::{Env, Var};
 use bankfree_gen::kernel::grid::{grid, ALL_STRATEGIES};
 use bankfree_gen::kernel::moves::Mem;
 use bankfree_gen::{Form, Kernel, Shape, Strategy, TransposeSpec};
-
-/// Deterministic, non-zero, position-dependent bytes.
-fn noise(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
-}
 
 fn check(kernel: &Kernel, shape: &Shape, grid: Option<Grid>) {
     check_at(kernel, shape, grid, 0);
