@@ -5,7 +5,9 @@
 //! 2. host time per launch, memory-cached, through `bankfree::runtime::transpose`
 //!    against a raw cudarc launch of the same kernel with the same arguments
 //!    (10,000 launches each, medians of 7 alternating rounds), and through
-//!    `transpose_first` over the list a `tile = auto` attribute function holds.
+//!    `transpose_first` over the list a `tile = auto` attribute function holds;
+//! 3. host time per `bankfree::permute` call on a small rank-5 permute (16^5 f32),
+//!    against `transpose_first` over its plan's kernels, planned once.
 //!
 //! `cargo run --release --example runtime_overhead`
 #![allow(unsafe_code)] // the raw cudarc launch this measures against is `unsafe`
@@ -13,6 +15,7 @@
 use bankfree::cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
 use bankfree::cudarc::nvrtc::Ptx;
 use bankfree::gen::select::choice::auto_kernels;
+use bankfree::gen::select::permute::{plan, plan_kernels, Permute};
 use bankfree::gen::{Kernel, Shape, Strategy, TransposeSpec};
 use bankfree::runtime::compiler::{compile, Format};
 use bankfree::runtime::{probe, stats, transpose, transpose_first, KernelSource};
@@ -151,6 +154,51 @@ fn launches() -> Result<(f64, f64, f64), String> {
     Ok((ours[3], raw[3], first[3]))
 }
 
+/// Host time per call of a 16^5 f32 reversal: `permute`, and `transpose_first`
+/// over the same plan and kernels made once (medians of 7 rounds of 10,000).
+fn permute_launches() -> Result<(f64, f64), String> {
+    const N: usize = 10_000;
+    let dims = [16usize; 5];
+    let perm = [4usize, 3, 2, 1, 0];
+    let stream = CudaContext::new(0)
+        .map_err(|e| e.to_string())?
+        .default_stream();
+    let n = dims.iter().product();
+    let src = stream
+        .clone_htod(&vec![1f32; n])
+        .map_err(|e| e.to_string())?;
+    let mut dst = stream.alloc_zeros::<f32>(n).map_err(|e| e.to_string())?;
+    let request = Permute::new(&dims.map(|d| d as u64), &perm, 4);
+    let planned = plan(&request).map_err(|e| e.to_string())?;
+    let list: Vec<KernelSource> = plan_kernels(&planned, 4, Strategy::Xor)
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(KernelSource::from_kernel)
+        .collect();
+    bankfree::permute(&src, &mut dst, &dims, &perm).map_err(|e| e.to_string())?; // load it
+    let (mut whole, mut listed) = (Vec::new(), Vec::new());
+    for _ in 0..7 {
+        stream.synchronize().map_err(|e| e.to_string())?;
+        let t = Instant::now();
+        for _ in 0..N {
+            bankfree::permute(&src, &mut dst, &dims, &perm).map_err(|e| e.to_string())?;
+        }
+        stream.synchronize().map_err(|e| e.to_string())?;
+        whole.push(t.elapsed().as_secs_f64() * 1e6 / N as f64);
+
+        let t = Instant::now();
+        for _ in 0..N {
+            transpose_first(&list, &src, &mut dst, &planned.shape, None)
+                .map_err(|e| e.to_string())?;
+        }
+        stream.synchronize().map_err(|e| e.to_string())?;
+        listed.push(t.elapsed().as_secs_f64() * 1e6 / N as f64);
+    }
+    whole.sort_by(f64::total_cmp);
+    listed.sort_by(f64::total_cmp);
+    Ok((whole[3], listed[3]))
+}
+
 fn main() -> ExitCode {
     if std::env::args().any(|a| a == "--first-launch") {
         return match first_launch() {
@@ -188,6 +236,9 @@ fn main() -> ExitCode {
             "attribute list (transpose_first): {first:9.3} us per launch ({:.3} x raw)",
             first / raw
         );
+        let (whole, listed) = permute_launches()?;
+        println!("permute, 16^5 f32 reversed:       {whole:9.3} us per call");
+        println!("  its plan's list, planned once:  {listed:9.3} us per call");
         Ok(())
     };
     match run() {

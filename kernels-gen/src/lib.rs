@@ -50,7 +50,7 @@
 //! per quarter-warp). [`Model::Legacy16`] is CUDA 1.x's 16 banks and half-warps,
 //! for the classic worked examples.
 
-mod memo;
+pub mod memo;
 
 pub mod ir;
 

@@ -6,11 +6,12 @@
 use crate::error::Result;
 use crate::kernel::KernelSource;
 use crate::launch::{transpose_first, DstArg, SrcArg};
-use bankfree_gen::select::permute::{plan, plan_kernels, Kind, Permute};
-use bankfree_gen::Strategy;
+use bankfree_gen::memo::FxMap;
+use bankfree_gen::select::permute::{plan, plan_kernels, Kind, Permute, MAX_RANK};
+use bankfree_gen::{Shape, Strategy};
 use cudarc::driver::CudaStream;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// How a permute is laid out and run: strides (in elements, each in its own
 /// tensor's axis order; row-major when `None`), the stream (else `dst`'s) and the
@@ -50,8 +51,86 @@ where
     S: SrcArg<T> + ?Sized,
     D: DstArg<T> + ?Sized,
 {
-    let to64 = |x: &[usize]| x.iter().map(|&v| v as u64).collect::<Vec<u64>>();
     let elem_bytes = u32::try_from(std::mem::size_of::<T>()).unwrap_or(u32::MAX);
+    let strategy = opts.strategy.unwrap_or(Strategy::Xor);
+    let planned = planned(dims, perm, opts, elem_bytes, strategy)?;
+    let Some((shape, kernels)) = &*planned else {
+        return Ok(()); // an extent of 0: nothing to move
+    };
+    transpose_first(kernels, src, dst, shape, opts.stream)
+}
+
+/// A planned call: its shape and kernels (`None`: nothing to move).
+type Planned = Option<(Shape, Arc<[KernelSource]>)>;
+
+/// A call's request in a fixed-size key (no allocation to look it up); `None` for
+/// requests the planner refuses (rank above 8, lengths that differ), which are
+/// planned, and refused, every time.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Request {
+    rank: u8,
+    elem_bytes: u32,
+    strategy: Strategy,
+    dims: [u64; MAX_RANK],
+    perm: [u8; MAX_RANK],
+    src_strides: Option<[u64; MAX_RANK]>,
+    dst_strides: Option<[u64; MAX_RANK]>,
+}
+
+impl Request {
+    fn new(
+        dims: &[usize],
+        perm: &[usize],
+        opts: &PermuteOptions<'_>,
+        elem_bytes: u32,
+        strategy: Strategy,
+    ) -> Option<Request> {
+        let rank = dims.len();
+        if rank > MAX_RANK || perm.len() != rank {
+            return None;
+        }
+        let fill = |x: &[usize]| -> Option<[u64; MAX_RANK]> {
+            let mut a = [0; MAX_RANK];
+            (x.len() == rank).then(|| {
+                a.iter_mut().zip(x).for_each(|(a, &v)| *a = v as u64);
+                a
+            })
+        };
+        let strides = |s: Option<&[usize]>| s.map(|s| fill(s).ok_or(())).transpose().ok();
+        let mut p = [0u8; MAX_RANK];
+        for (p, &v) in p.iter_mut().zip(perm) {
+            *p = u8::try_from(v).ok()?;
+        }
+        Some(Request {
+            rank: rank as u8,
+            elem_bytes,
+            strategy,
+            dims: fill(dims)?,
+            perm: p,
+            src_strides: strides(opts.src_strides)?,
+            dst_strides: strides(opts.dst_strides)?,
+        })
+    }
+}
+
+/// The plan and kernels of a call, made once per request and process (a call's
+/// host time is what bounds small permutes: planning took a tenth of it).
+fn planned(
+    dims: &[usize],
+    perm: &[usize],
+    opts: &PermuteOptions<'_>,
+    elem_bytes: u32,
+    strategy: Strategy,
+) -> Result<Arc<Planned>> {
+    static PLANS: RwLock<Option<FxMap<Request, Arc<Planned>>>> = RwLock::new(None);
+    const CAP: usize = 1 << 12;
+    let key = Request::new(dims, perm, opts, elem_bytes, strategy);
+    if let Some(k) = &key {
+        if let Some(found) = PLANS.read().ok().and_then(|m| m.as_ref()?.get(k).cloned()) {
+            return Ok(found);
+        }
+    }
+    let to64 = |x: &[usize]| x.iter().map(|&v| v as u64).collect::<Vec<u64>>();
     let request = Permute {
         dims: to64(dims),
         perm: perm.to_vec(),
@@ -59,13 +138,19 @@ where
         dst_strides: opts.dst_strides.map(to64),
         elem_bytes,
     };
-    let planned = plan(&request)?;
-    if planned.kind == Kind::Empty {
-        return Ok(());
+    let p = plan(&request)?;
+    let made = Arc::new(match p.kind {
+        Kind::Empty => None,
+        _ => Some((p.shape, kernels_for(&p, elem_bytes, strategy)?)),
+    });
+    if let (Some(k), Ok(mut m)) = (key, PLANS.write()) {
+        let m = m.get_or_insert_with(FxMap::default);
+        if m.len() >= CAP {
+            m.clear(); // run-time shapes cannot grow it without bound
+        }
+        m.insert(k, made.clone());
     }
-    let strategy = opts.strategy.unwrap_or(Strategy::Xor);
-    let kernels = kernels_for(&planned, elem_bytes, strategy)?;
-    transpose_first(&kernels, src, dst, &planned.shape, opts.stream)
+    Ok(made)
 }
 
 /// The kernels of a plan's kind, element size, strategy and outer axes, generated
@@ -102,4 +187,68 @@ fn kernels_for(
         .entry(key)
         .or_insert(built)
         .clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts<'a>(src: Option<&'a [usize]>, dst: Option<&'a [usize]>) -> PermuteOptions<'a> {
+        PermuteOptions {
+            src_strides: src,
+            dst_strides: dst,
+            ..PermuteOptions::default()
+        }
+    }
+
+    fn call(p: &Arc<Planned>) -> &(Shape, Arc<[KernelSource]>) {
+        Option::as_ref(p).expect("a call to make")
+    }
+
+    #[test]
+    fn a_request_is_planned_once_and_keyed_by_all_it_holds() {
+        let (dims, perm) = ([6, 5, 4], [2, 0, 1]);
+        let get = |o: &PermuteOptions<'_>, e| planned(&dims, &perm, o, e, Strategy::Xor).unwrap();
+        let plain = get(&opts(None, None), 4);
+        assert!(Arc::ptr_eq(&plain, &get(&opts(None, None), 4)));
+        // Row-major strides given explicitly plan the same call, under their own key.
+        let row_major = get(&opts(Some(&[20, 4, 1]), None), 4);
+        assert!(!Arc::ptr_eq(&plain, &row_major));
+        assert_eq!(call(&plain).0, call(&row_major).0);
+        let padded = get(&opts(Some(&[40, 8, 1]), None), 4);
+        assert_ne!(call(&plain).0, call(&padded).0);
+        let bytes = get(&opts(None, None), 1);
+        let (a, b) = (&call(&plain).1, &call(&bytes).1);
+        assert_ne!(a[0].geometry().elem_bytes, b[0].geometry().elem_bytes);
+        // An extent of 0 plans nothing to move.
+        assert!(
+            planned(&[3, 0], &[1, 0], &opts(None, None), 4, Strategy::Xor)
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn requests_the_planner_refuses_have_no_key_and_stay_errors() {
+        let o = opts(None, None);
+        let key = |d: &[usize], p: &[usize], o: &PermuteOptions<'_>| {
+            Request::new(d, p, o, 4, Strategy::Xor)
+        };
+        assert!(key(&[2; 9], &[0, 1, 2, 3, 4, 5, 6, 7, 8], &o).is_none());
+        assert!(key(&[2, 3], &[0], &o).is_none());
+        assert!(key(&[2, 3], &[1, 300], &o).is_none());
+        assert!(key(&[2, 3], &[1, 0], &opts(Some(&[3]), None)).is_none());
+        assert!(key(&[2, 3], &[1, 0], &o).is_some());
+        for _ in 0..2 {
+            assert!(planned(&[2, 3], &[0, 0], &o, 4, Strategy::Xor).is_err());
+            assert!(planned(
+                &[2, 3],
+                &[1, 0],
+                &opts(None, Some(&[1, 1])),
+                4,
+                Strategy::Xor
+            )
+            .is_err());
+        }
+    }
 }

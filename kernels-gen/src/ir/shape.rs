@@ -417,24 +417,24 @@ impl Shape {
 
     /// Checks pitches and strides.
     pub fn validate(&self) -> Result<(), ShapeError> {
-        if self.is_empty() {
-            return Ok(());
-        }
-        self.extent(
-            "src",
-            self.rows,
-            self.cols,
-            self.src_ld,
-            self.src_batch_stride,
-        )?;
-        let (nrows, ncols) = self.dst_sides();
-        self.extent("dst", nrows, ncols, self.dst_ld, self.dst_batch_stride)?;
+        self.src_extent()?;
+        self.dst_extent()?;
         Ok(())
     }
 
     /// Elements `src` must hold (0 for an empty shape).
     pub fn src_elems(&self) -> Result<u64, ShapeError> {
         self.validate()?;
+        self.src_extent()
+    }
+
+    /// Elements `dst` must hold (0 for an empty shape).
+    pub fn dst_elems(&self) -> Result<u64, ShapeError> {
+        self.validate()?;
+        self.dst_extent()
+    }
+
+    fn src_extent(&self) -> Result<u64, ShapeError> {
         self.extent(
             "src",
             self.rows,
@@ -444,19 +444,17 @@ impl Shape {
         )
     }
 
-    /// Elements `dst` must hold (0 for an empty shape).
-    pub fn dst_elems(&self) -> Result<u64, ShapeError> {
-        self.validate()?;
+    fn dst_extent(&self) -> Result<u64, ShapeError> {
         let (nrows, ncols) = self.dst_sides();
         self.extent("dst", nrows, ncols, self.dst_ld, self.dst_batch_stride)
     }
 
     /// Checks that buffers of `src_len` and `dst_len` elements are large enough.
     pub fn check_buffers(&self, src_len: u64, dst_len: u64) -> Result<(), ShapeError> {
-        for (which, have, need) in [
-            ("src", src_len, self.src_elems()?),
-            ("dst", dst_len, self.dst_elems()?),
-        ] {
+        // Each extent once (the launcher checks on every call): `validate` is these two.
+        let need_src = self.src_extent()?;
+        let need_dst = self.dst_extent()?;
+        for (which, have, need) in [("src", src_len, need_src), ("dst", dst_len, need_dst)] {
             if have < need {
                 return Err(ShapeError::TooSmall {
                     which,
@@ -554,10 +552,18 @@ impl Shape {
         } else {
             self.dst_batch_stride
         };
-        let mut axes = vec![(self.inner_batch(), first)];
+        // (extent, stride) of every axis, on the stack: the launcher checks per call.
+        let mut all = [(0u64, 0u64); 3 + 2 * MAX_FOLD as usize + MAX_OUTER as usize];
+        let mut n = 0;
+        let mut push = |a: (u64, u64)| {
+            all[n] = a;
+            n += 1;
+        };
+        push((self.inner_batch(), first));
         let side = |x: &Axis| (x.ext, if src { x.src } else { x.dst });
         if self.fold == Fold::NONE {
-            axes.extend([(ncols, 1), (nrows, ld)]);
+            push((ncols, 1));
+            push((nrows, ld));
         } else {
             // Axis 0 of each side, then their further axes.
             let (r, c) = (&self.fold.rows, &self.fold.cols);
@@ -576,12 +582,14 @@ impl Shape {
                     cols: self.cols,
                 });
             }
-            axes.extend([r0, c0]);
-            axes.extend(r.axes().iter().chain(c.axes()).map(side));
+            push(r0);
+            push(c0);
+            r.axes().iter().chain(c.axes()).for_each(|a| push(side(a)));
         }
-        axes.extend(self.outer.axes().iter().map(side));
-        axes.retain(|&(ext, _)| ext > 1);
-        axes.sort_by_key(|&(_, stride)| stride);
+        self.outer.axes().iter().for_each(|a| push(side(a)));
+        let axes = &mut all[..n];
+        axes.sort_by_key(|&(ext, stride)| (ext <= 1, stride));
+        let used = axes.iter().take_while(|&&(ext, _)| ext > 1).count();
         let overflow = ShapeError::Overflow {
             which,
             batch: self.batch,
@@ -589,7 +597,7 @@ impl Shape {
             cols: self.cols,
         };
         let mut span = 1u64;
-        for (ext, stride) in axes {
+        for &(ext, stride) in &axes[..used] {
             if stride < span {
                 return Err(ShapeError::Overlap {
                     which,
