@@ -1,7 +1,8 @@
 //! The GPU test matrix: every strategy x tile x vec x element size {1, 2, 4, 8, 12, 16} x
 //! shapes {1x1, 1x7, 7x1, 31x33, 1920x1080, 8191x8193, 2^21x3, 3x2^21}, plus batched,
 //! pitched (with gaps) and offset-view cases; and the skew, tall and wide kernels on
-//! the same shapes and on narrow ones (sides 1 to 32, batched, pitched, offset). Random inputs, the output poisoned
+//! the same shapes and on narrow ones (sides 1 to 32, batched, pitched, offset), the
+//! planar kernels on rows in blocks of 16 bytes. Random inputs, the output poisoned
 //! before every run, every element of the destination buffer compared bit-exact.
 //! Run on a GPU with `--include-ignored` (`BANKFREE_MATRIX_ONLY=_tall,_wide` runs the
 //! kernels whose entry names contain one of those parts, with the rest of the list).
@@ -120,6 +121,21 @@ fn shapes() -> Vec<(&'static str, Shape, usize)> {
             0,
         ),
         ("offset views 5x3001", Shape::new(5, 3001), 3),
+        // For the planar kernels: rows in blocks of 16 bytes, 1 to 8 columns, a
+        // batch with gaps and a pitched destination, an aligned offset view.
+        ("65536x3", Shape::new(65_536, 3), 0),
+        ("2^20x1", Shape::new(1 << 20, 1), 0),
+        ("offset views 8192x8", Shape::new(8192, 8), 16),
+        (
+            "batch 3 of 4096x5, gaps, pitched dst",
+            Shape {
+                src_batch_stride: 4096 * 5 + 32,
+                dst_ld: 4112,
+                dst_batch_stride: 5 * 4112 + 16,
+                ..Shape::batched(3, 4096, 5)
+            },
+            0,
+        ),
         // Odd sides, for every element size.
         ("1001x999", Shape::new(1001, 999), 0),
     ]
@@ -168,6 +184,7 @@ where
         (Form::Wide, &[32]),
         (Form::Small, &[32]),
         (Form::Strip, &[32]),
+        (Form::Planar, &[32]),
     ] {
         for &tile in tiles {
             for strategy in ALL_STRATEGIES {

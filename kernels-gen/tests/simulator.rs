@@ -534,3 +534,68 @@ fn packed_tall_kernels_cover_every_element_once() {
     }
     assert!(ran >= 2 * 7 * 3, "only {ran} shapes");
 }
+
+#[test]
+fn planar_kernels_cover_every_element_once() {
+    let mut ran = 0;
+    for e in [1u32, 2] {
+        let spec = TransposeSpec::planar(e).expect("1- and 2-byte planar kernels are valid");
+        let kernel = Kernel::build(spec).expect("builds");
+        let v = u64::from(spec.geometry.vec);
+        let chunk = u64::from(spec.geometry.copy_chunk());
+        for cols in 1..=8 {
+            // One block, a partial chunk, and a few chunks with a partial last one
+            // (over a grid that strides).
+            for blocks in [1, 37, 2 * chunk + 5] {
+                check(&kernel, &Shape::new(blocks * v, cols), None);
+                ran += 1;
+            }
+            check(
+                &kernel,
+                &Shape::new((chunk + 3) * v, cols),
+                Some(Grid { x: 1, y: 1 }),
+            );
+            // Batched with gaps, a pitched destination, and one outer batch axis.
+            let mut shape = Shape::batched(3, 40 * v, cols);
+            shape.src_batch_stride += 2 * v;
+            shape.dst_ld = 43 * v;
+            shape.dst_batch_stride = shape.dst_ld * cols + v;
+            check(&kernel, &shape, Some(Grid { x: 1, y: 2 }));
+            let outer = Kernel::build(spec)
+                .and_then(|k| k.with_outer(1))
+                .expect("outer axes");
+            let mut s = Shape {
+                outer: bankfree_gen::ir::shape::Outer::new(&[bankfree_gen::ir::shape::Axis {
+                    ext: 2,
+                    src: 3 * shape.src_batch_stride,
+                    dst: 3 * shape.dst_batch_stride,
+                }])
+                .expect("one axis"),
+                ..shape
+            };
+            s.batch = 6;
+            check(&outer, &s, None);
+            ran += 3;
+            // Rows, pitch or a stride off the vector, a pitched source: refused.
+            for bad in [
+                Shape::new(40 * v + 1, cols),
+                Shape {
+                    dst_ld: 40 * v + 1,
+                    ..Shape::new(40 * v, cols)
+                },
+                Shape {
+                    src_batch_stride: shape.src_batch_stride + 1,
+                    ..shape
+                },
+                Shape {
+                    src_ld: cols + 1,
+                    ..Shape::new(40 * v, cols)
+                },
+            ] {
+                refuses(&kernel, &bad);
+            }
+        }
+        refuses(&kernel, &Shape::new(40 * v, 9));
+    }
+    assert!(ran >= 2 * 8 * 6, "only {ran} shapes");
+}

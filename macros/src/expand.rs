@@ -106,6 +106,7 @@ fn variant_tokens(k: &Kernel) -> TokenStream {
         Form::Small => "Small",
         Form::Strip => "Strip",
         Form::Copy => "Copy",
+        Form::Planar => "Planar",
     });
     let strategy = match k.spec().strategy {
         Strategy::Naive => quote!(Naive),
@@ -173,6 +174,10 @@ fn with_fast(args: &Args, k: &Kernel, v: &Verdict) -> (Vec<TokenStream>, Vec<Str
             }
             (Form::Small, _) => " For batches of small matrices it runs:".to_string(),
             (Form::Strip, _) => " For matrices of a few rows it runs:".to_string(),
+            (Form::Planar, _) => {
+                " For matrices of a few columns whose destination rows start on 16 bytes it runs:"
+                    .to_string()
+            }
             (form, _) => format!(" For {form} shapes it runs:"),
         };
         docs.push(what);

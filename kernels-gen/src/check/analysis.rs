@@ -428,6 +428,7 @@ fn envs(kernel: &Kernel) -> Vec<Env> {
         Form::Wide => (1..=MAX_NARROW).map(|n| dense(n, long, 0, 0)).collect(),
         // No shared memory: one set, for the report's sake.
         Form::Small | Form::Strip | Form::Copy => vec![dense(8, square, 0, 0)],
+        Form::Planar => vec![dense(long, 3, 0, 0)],
     }
 }
 

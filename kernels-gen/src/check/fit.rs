@@ -12,7 +12,9 @@
 
 use crate::ir::expr::Var;
 use crate::ir::shape::{outer_params, Fold, Shape};
-use crate::kernel::geometry::{Form, Geometry, COPY_MAX_COLS, MAX_NARROW, SMALL_MAX_ELEMS};
+use crate::kernel::geometry::{
+    Form, Geometry, COPY_MAX_COLS, MAX_NARROW, PLANAR_MAX_COLS, SMALL_MAX_ELEMS,
+};
 use std::fmt;
 
 /// Why a kernel does not run (or is not meant for) a call.
@@ -68,6 +70,8 @@ pub enum Refusal {
     Narrow { cols: u64, tile: u32 },
     /// A strip kernel and more than one matrix.
     OneMatrix { batch: u64 },
+    /// A planar kernel and a matrix of fewer blocks of rows than it has threads.
+    FewRows { rows: u64, min: u64 },
     /// A tall kernel of 1- or 2-byte elements and more columns than it is
     /// faster for.
     TileWins {
@@ -92,7 +96,9 @@ impl fmt::Display for Refusal {
             ),
             Refusal::TooWide { form, side, n } => write!(
                 f,
-                "{side} = {n}: a {form} kernel takes at most {MAX_NARROW} {side}; a tile kernel runs it"
+                "{side} = {n}: a {form} kernel takes at most {} {side}; {}",
+                if form == Form::Planar { PLANAR_MAX_COLS } else { MAX_NARROW },
+                if form == Form::Planar { "a tall or tile kernel runs it" } else { "a tile kernel runs it" }
             ),
             Refusal::NotOneRun {
                 form,
@@ -152,6 +158,10 @@ impl fmt::Display for Refusal {
             Refusal::BelowTile { side, n, tile } => write!(
                 f,
                 "{side} = {n} is below the tile's {tile}: a 32-wide tile leaves less of itself idle"
+            ),
+            Refusal::FewRows { rows, min } => write!(
+                f,
+                "rows = {rows} is below {min}: a planar kernel's threads would idle (the small or tall kernel runs it)"
             ),
             Refusal::Aligned { row_bytes } => write!(
                 f,
@@ -227,6 +237,9 @@ pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
     if g.form == Form::Small {
         return small_refusal(shape);
     }
+    if g.form == Form::Planar {
+        return planar_refusal(g, shape);
+    }
     let form = g.form;
     if form == Form::Strip {
         if shape.batch > 1 {
@@ -276,7 +289,7 @@ pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
         }
     };
     match form {
-        Form::Tile | Form::Skew | Form::Small | Form::Copy => None,
+        Form::Tile | Form::Skew | Form::Small | Form::Copy | Form::Planar => None,
         Form::Tall => narrow("cols", shape.cols, "src_ld", shape.src_ld, "source rows"),
         Form::Wide | Form::Strip => narrow(
             "rows",
@@ -286,6 +299,40 @@ pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
             "destination rows",
         ),
     }
+}
+
+/// Why a `planar` kernel cannot run `shape`, if it cannot: at most
+/// [`PLANAR_MAX_COLS`] columns stored as one run, and every block of `vec` rows
+/// and every destination row a whole number of 16-byte vectors (rows, `dst_ld`
+/// and every batch stride divisible by `vec`).
+fn planar_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
+    let form = g.form;
+    if shape.cols > PLANAR_MAX_COLS {
+        return Some(Refusal::TooWide {
+            form,
+            side: "cols",
+            n: shape.cols,
+        });
+    }
+    if shape.src_ld != shape.cols {
+        return Some(Refusal::NotOneRun {
+            form,
+            side: "cols",
+            n: shape.cols,
+            ld_name: "src_ld",
+            ld: shape.src_ld,
+            run: "source rows",
+        });
+    }
+    // A block of `vec` rows of `cols` elements is `cols` whole vectors.
+    vec_refusal(
+        g.vec,
+        &Shape {
+            cols: 0,
+            src_ld: 0,
+            ..*shape
+        },
+    )
 }
 
 /// Why a kernel cannot run a shape with folded sides, if it cannot: it must be a
@@ -374,6 +421,15 @@ pub fn unsuited(g: &Geometry, shape: &Shape) -> Option<Refusal> {
     let e = u64::from(g.elem_bytes);
     if g.form == Form::Small {
         return small_unsuited(e, shape);
+    }
+    // A planar block's threads each take a block of `vec` rows per step: a
+    // matrix of fewer blocks than a block has threads leaves some idle (the
+    // small kernel runs such batches).
+    if g.form == Form::Planar && shape.rows / u64::from(g.vec) < u64::from(g.threads()) {
+        return Some(Refusal::FewRows {
+            rows: shape.rows,
+            min: u64::from(g.vec) * u64::from(g.threads()),
+        });
     }
     // `n * e` modulo 32 without the product, which may not fit 64 bits.
     let aligned = |n: u64| ((n % 32) * e).is_multiple_of(32);

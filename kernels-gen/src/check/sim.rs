@@ -22,6 +22,7 @@ use crate::check::index32;
 use crate::ir::expr::{Env, EvalError, Var};
 use crate::ir::shape::{fold_params, outer_params, Shape, ShapeError};
 use crate::ir::tape::{GuardTape, Tape};
+use crate::kernel::geometry::Form;
 use crate::kernel::launch::launch;
 use crate::kernel::moves::{Mem, Move};
 use crate::kernel::Kernel;
@@ -220,6 +221,12 @@ pub fn run_as(
     env.index32 = index32;
     m.dst_off = env.get(Var::DstOff);
     let ntiles = u64::try_from(kernel.ntiles.eval(&env)?).unwrap_or(0);
+    // Units per thread step: a planar kernel's are its source's columns.
+    let units = if g.form == Form::Planar {
+        u32::try_from(shape.cols).unwrap_or(u32::MAX)
+    } else {
+        kernel.words
+    };
 
     for by in 0..grid.y {
         for bx in 0..grid.x {
@@ -265,7 +272,7 @@ pub fn run_as(
                                             m.step_packed(kernel, mv, &bound, full, &mut env)?;
                                     } else if bound.guard.eval(&env)? {
                                         stats.unit_writes +=
-                                            m.step(kernel, mv, &bound, &mut env, 0..kernel.words)?;
+                                            m.step(kernel, mv, &bound, &mut env, 0..units)?;
                                     }
                                 }
                             }
@@ -393,7 +400,8 @@ impl Memory<'_> {
             regs.push(value);
         }
         if mv.transpose {
-            regs = transpose_block(&regs, kernel.spec.geometry.elem_bytes as usize);
+            let g = &kernel.spec.geometry;
+            regs = transpose_block(&regs, g.elem_bytes as usize, g.vec as usize);
         }
         let mut written = 0;
         for (k, value) in units.zip(regs.iter()) {
@@ -426,14 +434,17 @@ impl Memory<'_> {
     }
 }
 
-/// The register transpose of a block: `regs.len()` vectors of `regs.len()` elements
-/// of `elem` bytes; element `c` of vector `a` becomes element `a` of vector `c`.
-pub fn transpose_block(regs: &[[u8; 16]], elem: usize) -> Vec<[u8; 16]> {
+/// The register transpose of a block of `n = regs.len()` vectors of `per`
+/// elements of `elem` bytes, read as `per` rows of `n` elements (row-major):
+/// element `c` of row `i` becomes element `i` of vector `c`. With `per == n` (a
+/// `vec x vec` block) that is element `c` of vector `i`.
+pub fn transpose_block(regs: &[[u8; 16]], elem: usize, per: usize) -> Vec<[u8; 16]> {
     let n = regs.len();
     let mut out = vec![[0u8; 16]; n];
-    for (a, vector) in regs.iter().enumerate() {
-        for (c, o) in out.iter_mut().enumerate() {
-            o[a * elem..(a + 1) * elem].copy_from_slice(&vector[c * elem..(c + 1) * elem]);
+    for (c, o) in out.iter_mut().enumerate() {
+        for i in 0..per {
+            let (v, e) = ((i * n + c) / per, (i * n + c) % per);
+            o[i * elem..(i + 1) * elem].copy_from_slice(&regs[v][e * elem..(e + 1) * elem]);
         }
     }
     out

@@ -31,6 +31,12 @@
 //!   (`dst_ld == rows`), gathered the same way: a thread's 16-byte vector of the
 //!   destination holds a few columns of every source row, so a warp's gathered
 //!   loads of one vector element read one stretch of one source row.
+//! * [`Form::Planar`]: sources of at most [`PLANAR_MAX_COLS`] columns of 1- or
+//!   2-byte elements stored as one run (`src_ld == cols`; an interleaved image's
+//!   pixels), every destination row starting on 16 bytes. A thread loads a block
+//!   of `vec` whole source rows (`16 / elem_bytes` of them) as `cols` 16-byte
+//!   vectors, transposes it in registers and stores one 16-byte vector to each
+//!   destination row: no shared memory, every access a whole aligned vector.
 //! * [`Form::Copy`]: no transpose: a permute's strided copy of blocks that are
 //!   contiguous on both sides (a shape whose `copy` is set: destination element
 //!   `(b, r, c)` at `b * dst_batch_stride + r * dst_ld + c`). A block moves a
@@ -64,10 +70,11 @@ pub enum Form {
     Small,
     Strip,
     Copy,
+    Planar,
 }
 
 /// Every form.
-pub const FORMS: [Form; 7] = [
+pub const FORMS: [Form; 8] = [
     Form::Tile,
     Form::Skew,
     Form::Tall,
@@ -75,7 +82,12 @@ pub const FORMS: [Form; 7] = [
     Form::Small,
     Form::Strip,
     Form::Copy,
+    Form::Planar,
 ];
+
+/// The widest source a `planar` kernel takes: its thread holds `2 * cols`
+/// 16-byte vectors in registers.
+pub const PLANAR_MAX_COLS: u64 = 8;
 
 /// Vectors a `copy` kernel's thread moves per chunk.
 pub const COPY_ITERS: u32 = 4;
@@ -124,6 +136,7 @@ impl fmt::Display for Form {
             Form::Small => "small",
             Form::Strip => "strip",
             Form::Copy => "copy",
+            Form::Planar => "planar",
         })
     }
 }
@@ -271,7 +284,8 @@ impl Geometry {
         }
     }
 
-    /// Vectors a `copy` kernel's block moves per chunk.
+    /// Vectors a `copy` kernel's block moves per chunk (blocks of `vec` rows, for a
+    /// `planar` kernel).
     pub fn copy_chunk(&self) -> u32 {
         self.threads() * COPY_ITERS
     }
@@ -304,7 +318,7 @@ impl Geometry {
     /// The unit one access moves, and how many units make one step of a thread (the
     /// words of a word-array element, or the `vec` rows of a block).
     pub fn unit(&self) -> (Unit, u32) {
-        if self.form == Form::Copy && self.vec > 1 {
+        if matches!(self.form, Form::Copy | Form::Planar) && self.vec > 1 {
             return unit_of(self.vec_bytes())
                 .map(|(u, _)| (u, 1))
                 .unwrap_or((Unit::U8, 1));

@@ -58,6 +58,7 @@ pub fn grid(strategies: &[Strategy]) -> Vec<TransposeSpec> {
         (Form::Wide, &[32]),
         (Form::Small, &[32]),
         (Form::Strip, &[32]),
+        (Form::Planar, &[32]),
     ] {
         for &tile in tiles {
             for elem_bytes in all_elem_bytes() {

@@ -34,6 +34,7 @@ pub mod launch;
 pub mod layout;
 pub mod moves;
 pub(crate) mod narrow;
+mod planar;
 mod small;
 pub mod spec;
 mod tile;
@@ -42,10 +43,11 @@ pub(crate) mod tiling;
 use crate::ir::expr::{Expr, Less, Var, MAX_FOLD, MAX_OUTER};
 use crate::kernel::batch::batch_base;
 use crate::kernel::copy::copy_moves;
-use crate::kernel::geometry::{Form, Unit, MAX_NARROW, SMALL_MAX_ELEMS};
+use crate::kernel::geometry::{Form, Unit, MAX_NARROW, PLANAR_MAX_COLS, SMALL_MAX_ELEMS};
 use crate::kernel::layout::{swizzle_candidates, Layout, MAX_PAD};
 use crate::kernel::moves::Move;
 use crate::kernel::narrow::{narrow_moves, packed_swizzle, packed_tall_moves};
+use crate::kernel::planar::planar_moves;
 use crate::kernel::small::{small_moves, strip_moves};
 use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::kernel::tile::tile_moves;
@@ -203,7 +205,12 @@ impl Kernel {
         let tiling = tiling(&geometry);
         let vec = i64::from(geometry.vec);
         let per = |x: Var| {
-            if vec > 1 && matches!(geometry.form, Form::Tile | Form::Skew | Form::Copy) {
+            if vec > 1
+                && matches!(
+                    geometry.form,
+                    Form::Tile | Form::Skew | Form::Copy | Form::Planar
+                )
+            {
                 Expr::var(x) / vec
             } else {
                 Expr::var(x)
@@ -225,6 +232,7 @@ impl Kernel {
             Form::Small => small_moves(&geometry, &tiling, words),
             Form::Strip => strip_moves(&geometry, &tiling, words),
             Form::Copy => copy_moves(&geometry, &tiling, words, &batch),
+            Form::Planar => planar_moves(&geometry, &tiling, &batch),
         };
         Kernel {
             spec,
@@ -341,7 +349,9 @@ impl Kernel {
     /// resolution, shared memory.
     pub fn describe(&self) -> String {
         let (s, g) = (&self.spec, &self.spec.geometry);
-        let vec = if g.vec > 1 && g.form == Form::Copy {
+        let vec = if g.vec > 1 && g.form == Form::Planar {
+            format!(", {} elements per 16-byte vector", g.vec)
+        } else if g.vec > 1 && g.form == Form::Copy {
             format!(
                 ", {} elements per access as one {}-byte vector",
                 g.vec,
@@ -387,6 +397,12 @@ impl Kernel {
                 "strip: runs of {} destination elements of a matrix of up to {} rows whose destination is one run",
                 g.small_chunk(),
                 MAX_NARROW
+            ),
+            Form::Planar => format!(
+                "planar: runs of {} blocks of {} source rows of up to {} columns, each transposed in registers",
+                g.copy_chunk(),
+                g.vec,
+                PLANAR_MAX_COLS
             ),
         };
         let what = if self.fold == [0, 0] {

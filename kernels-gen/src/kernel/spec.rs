@@ -80,7 +80,7 @@ impl FromStr for Form {
             .find(|f| f.to_string() == s.trim())
             .ok_or_else(|| SpecError::Form {
                 value: s.into(),
-                why: "expected tile, skew, tall, wide, small or strip".into(),
+                why: "expected tile, skew, tall, wide, small, strip, copy or planar".into(),
             })
     }
 }
@@ -202,10 +202,35 @@ impl TransposeSpec {
         Ok(spec)
     }
 
+    /// The `planar` kernel for 1- or 2-byte elements (32 x 8 threads, `naive`, one
+    /// 16-byte vector per access: `vec = 16 / elem_bytes`), validated.
+    ///
+    /// ```
+    /// use bankfree_gen::{Kernel, TransposeSpec};
+    /// let k = Kernel::build(TransposeSpec::planar(1)?)?;
+    /// assert_eq!(k.entry_name(), "bankfree_transpose_t32_r8_e1_v16_naive_planar");
+    /// assert!(TransposeSpec::planar(4).is_err());
+    /// # Ok::<(), bankfree_gen::SpecError>(())
+    /// ```
+    pub fn planar(elem_bytes: u32) -> Result<Self, SpecError> {
+        let spec = TransposeSpec {
+            geometry: Geometry {
+                form: Form::Planar,
+                tile: 32,
+                block_rows: 8,
+                elem_bytes,
+                vec: 16 / elem_bytes.max(1),
+            },
+            strategy: Strategy::Naive,
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+
     /// The same spec in another [`Form`], validated. A `small` or `strip`
     /// kernel's `vec` is its element size's ([`small_vec`]), a tall kernel's of 1-
-    /// or 2-byte elements the elements of a 32-bit word: a spec with `vec = 1`
-    /// gets it.
+    /// or 2-byte elements the elements of a 32-bit word, a planar kernel's those
+    /// of a 16-byte vector: a spec with `vec = 1` gets it.
     pub fn with_form(self, form: Form) -> Result<Self, SpecError> {
         self.with(|g| {
             if matches!(form, Form::Small | Form::Strip) && g.vec == 1 {
@@ -213,6 +238,9 @@ impl TransposeSpec {
             }
             if form == Form::Tall && g.elem_bytes < 4 && g.vec == 1 {
                 g.vec = 4 / g.elem_bytes;
+            }
+            if form == Form::Planar && g.vec == 1 {
+                g.vec = 16 / g.elem_bytes.max(1);
             }
             g.form = form;
         })
@@ -259,6 +287,9 @@ impl TransposeSpec {
         }
         if g.form == Form::Copy {
             return self.validate_copy();
+        }
+        if g.form == Form::Planar {
+            return self.validate_planar();
         }
         if g.vec != 1 {
             let bad = |why: &str| SpecError::Vec {
@@ -341,6 +372,38 @@ impl TransposeSpec {
                 value: g.vec,
                 elem_bytes: g.elem_bytes,
                 why: "a copy kernel's vector is a power of two of 1- to 16-byte elements, up to 16 bytes; use vec = 1".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// A `planar` kernel moves 16-byte vectors of 1- or 2-byte elements with no
+    /// shared memory (`naive`).
+    fn validate_planar(&self) -> Result<(), SpecError> {
+        let g = &self.geometry;
+        if self.strategy != Strategy::Naive {
+            return Err(SpecError::Form {
+                value: g.form.to_string(),
+                why: "a planar kernel transposes in registers, with no shared tile; use strategy = naive".into(),
+            });
+        }
+        if !matches!(g.elem_bytes, 1 | 2) {
+            return Err(SpecError::Form {
+                value: g.form.to_string(),
+                why: format!(
+                    "a planar kernel moves 1- or 2-byte elements, not {}-byte ones; a tall kernel moves wider elements",
+                    g.elem_bytes
+                ),
+            });
+        }
+        if g.vec_bytes() != 16 {
+            return Err(SpecError::Vec {
+                value: g.vec,
+                elem_bytes: g.elem_bytes,
+                why: format!(
+                    "a planar kernel moves 16-byte vectors; use vec = {}",
+                    16 / g.elem_bytes
+                ),
             });
         }
         Ok(())

@@ -96,21 +96,31 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
             let total = Expr::named("total", v(Var::Rows) * v(Var::Cols));
             gathered(g, total.clone(), total, Expr::Lit(0))
         }
-        Form::Copy => {
-            // Each batch item is `rows` runs of `cv` vectors.
-            let cv = Expr::small(
-                "cv",
-                if vec > 1 {
-                    v(Var::Cols) / vec
-                } else {
-                    v(Var::Cols)
-                },
-            );
-            let total = Expr::named("total", v(Var::Rows) * cv.clone());
+        Form::Copy | Form::Planar => {
+            // Each batch item is `rows` runs of `cv` vectors; a planar one is `bv`
+            // blocks of `vec` rows.
+            let (cv, total) = if g.form == Form::Planar {
+                let bv = Expr::named("bv", v(Var::Rows) / vec);
+                (v(Var::Cols), bv)
+            } else {
+                let cv = Expr::small(
+                    "cv",
+                    if vec > 1 {
+                        v(Var::Cols) / vec
+                    } else {
+                        v(Var::Cols)
+                    },
+                );
+                (cv.clone(), Expr::named("total", v(Var::Rows) * cv))
+            };
             let chunk = i64::from(g.copy_chunk());
             let ntiles = Expr::named("ntiles", (total.clone() + (chunk - 1)) / chunk);
+            let mut lets = vec![cv.clone(), total.clone(), ntiles.clone()];
+            if g.form == Form::Planar {
+                lets.remove(0); // `cols` is a parameter
+            }
             Tiling {
-                lets: vec![cv.clone(), total.clone(), ntiles.clone()],
+                lets,
                 more: Less(v(Var::Tile) * chunk, total.clone()),
                 ntiles,
                 rows: v(Var::Rows),

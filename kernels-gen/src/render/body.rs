@@ -17,7 +17,8 @@
 //! # Ok::<(), bankfree_gen::SpecError>(())
 //! ```
 
-use crate::kernel::geometry::Form;
+use crate::ir::expr::Var;
+use crate::kernel::geometry::{Form, PLANAR_MAX_COLS};
 use crate::kernel::layout::Layout;
 use crate::kernel::moves::{Mem, Move, Pack};
 use crate::kernel::Kernel;
@@ -141,6 +142,9 @@ pub(crate) fn body_of(w: &mut CWriter, k: &Kernel, mv: &Move) -> fmt::Result {
     let (from, to) = (mv.from.c(), mv.to.c());
     if let Some(pack) = &mv.pack {
         return loop_packed(w, mv, &pragma(u, mv.iters), n, pack);
+    }
+    if k.spec.geometry.form == Form::Planar {
+        return planar_body(w, k, mv, &pragma(u, mv.iters));
     }
     if !stages(k, mv, u) {
         let both = |w: &mut CWriter| {
@@ -290,6 +294,45 @@ fn loop_packed(w: &mut CWriter, mv: &Move, pragma: &str, n: u32, pack: &Pack) ->
             &format!("{to} = {from};"),
         )
     })
+}
+
+/// A planar move: its `cols` units per step are the source's columns, so each
+/// width up to [`PLANAR_MAX_COLS`] gets its own loop (a uniform branch per tile),
+/// whose `cols` loads, register transpose and `cols` stores unroll fully.
+fn planar_body(w: &mut CWriter, k: &Kernel, mv: &Move, pragma: &str) -> fmt::Result {
+    let (from, to) = (mv.from.c(), mv.to.c());
+    let per = k.spec.geometry.vec;
+    w.block(format_args!("switch ({})", Var::Cols.c_name()), |w| {
+        for n in 1..=PLANAR_MAX_COLS as u32 {
+            writeln!(w, "case {n}:")?;
+            w.scope(|w| {
+                loop_of(w, mv, pragma, |w| {
+                    writeln!(w, "{VEC_TYPE} r[{n}];")?;
+                    writeln!(w, "#pragma unroll")?;
+                    writeln!(w, "for (unsigned k = 0; k < {n}; ++k) r[k] = {from};")?;
+                    block_store(w, n, per, &to)
+                })?;
+                writeln!(w, "break;")
+            })?;
+        }
+        writeln!(w, "default: break; // the launcher runs no wider source")
+    })
+}
+
+/// Transposes the block of `n` vectors `r[0..n]`, read as `per` rows of `n`
+/// elements, and stores its `n` columns as vectors (the emitted form of
+/// [`crate::check::sim::transpose_block`]).
+fn block_store(w: &mut CWriter, n: u32, per: u32, to: &str) -> fmt::Result {
+    writeln!(w, "{VEC_TYPE} o[{n}];")?;
+    writeln!(w, "#pragma unroll")?;
+    writeln!(w, "for (unsigned i = 0; i < {per}; ++i)")?;
+    writeln!(w, "    #pragma unroll")?;
+    writeln!(
+        w,
+        "    for (unsigned c = 0; c < {n}; ++c) o[c].e[i] = r[(i * {n} + c) / {per}].e[(i * {n} + c) % {per}];"
+    )?;
+    writeln!(w, "#pragma unroll")?;
+    writeln!(w, "for (unsigned k = 0; k < {n}; ++k) {to} = o[k];")
 }
 
 /// `stmt` once, or for each `k < n` in an unrolled loop.

@@ -128,7 +128,8 @@ pub fn skew_tile(elem_bytes: u32) -> u32 {
 /// size and strategy (`pad` and `swizzle(xor)`, like [`fast_variant`]), built and
 /// proven conflict-free: small (dense batches of matrices below 8 KB) and, for 1-
 /// and 2-byte elements, strip (at most 32 rows, the destination one run), both
-/// gathered without shared memory (`naive` whatever the strategy); tall (at most
+/// gathered without shared memory (`naive` whatever the strategy), and planar (at
+/// most 8 columns, transposed in registers); tall (at most
 /// 32 columns), wide (at most 32 rows), then skew (destination rows that do not
 /// start on 32-byte sectors). The last three pad, whatever the strategy: a flat
 /// chunk has no rows to swizzle, and the padded skew tile was measured faster than
@@ -171,6 +172,10 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     // --alternatives`).
     let strip =
         (spec.geometry.elem_bytes <= 2).then(|| TransposeSpec::strip(spec.geometry.elem_bytes));
+    // Planar before the tall kernels of 1- and 2-byte elements, whose gathers from
+    // shared memory take a load per element (docs/design.md has the figures).
+    let planar =
+        (spec.geometry.elem_bytes <= 2).then(|| TransposeSpec::planar(spec.geometry.elem_bytes));
     let skew = (spec.geometry.elem_bytes > 1).then(|| {
         TransposeSpec::new(
             skew_tile(spec.geometry.elem_bytes),
@@ -182,6 +187,7 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     [
         TransposeSpec::small(spec.geometry.elem_bytes).ok(),
         strip.and_then(Result::ok),
+        planar.and_then(Result::ok),
         narrow(Form::Tall).ok(),
         narrow(Form::Wide).ok(),
         skew.and_then(Result::ok),
