@@ -41,6 +41,31 @@ pub(crate) struct Tiling {
     pub rows_m: Expr,
 }
 
+impl Tiling {
+    /// A tiling of `lets`, `ntiles` and `more` over the whole matrix (`rows x
+    /// cols` elements); each form sets the fields it uses on top, the rest stay 0.
+    fn new(lets: Vec<Expr>, ntiles: Expr, more: Less) -> Tiling {
+        let zero = Expr::Lit(0);
+        Tiling {
+            lets,
+            ntiles,
+            more,
+            rows: Expr::var(Var::Rows),
+            cols: Expr::var(Var::Cols),
+            tiles_x: zero.clone(),
+            narrow: zero.clone(),
+            chunk: zero.clone(),
+            period: zero.clone(),
+            chunk_m: zero.clone(),
+            period_m: zero.clone(),
+            low: zero.clone(),
+            mat: zero.clone(),
+            mat_m: zero.clone(),
+            rows_m: zero,
+        }
+    }
+}
+
 /// The named values and tile count of a kernel of geometry `g`.
 pub(crate) fn tiling(g: &Geometry) -> Tiling {
     let v = Expr::var;
@@ -74,21 +99,10 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
             };
             lets.extend([tiles_x.clone(), ntiles.clone()]);
             Tiling {
-                lets,
-                more: Less(v(Var::Tile), ntiles.clone()),
-                ntiles,
                 rows,
                 cols,
                 tiles_x,
-                narrow: Expr::Lit(0),
-                chunk: Expr::Lit(0),
-                period: Expr::Lit(0),
-                chunk_m: Expr::Lit(0),
-                low: Expr::Lit(0),
-                period_m: Expr::Lit(0),
-                mat: Expr::Lit(0),
-                mat_m: Expr::Lit(0),
-                rows_m: Expr::Lit(0),
+                ..Tiling::new(lets, ntiles.clone(), Less(v(Var::Tile), ntiles))
             }
         }
         Form::Strip => {
@@ -97,11 +111,11 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
             gathered(g, total.clone(), total, Expr::Lit(0))
         }
         Form::Copy | Form::Planar => {
-            // Each batch item is `rows` runs of `cv` vectors; a planar one is `bv`
-            // blocks of `vec` rows.
-            let (cv, total) = if g.form == Form::Planar {
+            // Each batch item is `rows` runs of `cv` vectors (`total` of them); a
+            // planar one is `bv` blocks of `vec` rows.
+            let (mut lets, cols, total) = if g.form == Form::Planar {
                 let bv = Expr::named("bv", v(Var::Rows) / vec);
-                (v(Var::Cols), bv)
+                (vec![], v(Var::Cols), bv)
             } else {
                 let cv = Expr::small(
                     "cv",
@@ -111,30 +125,18 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
                         v(Var::Cols)
                     },
                 );
-                (cv.clone(), Expr::named("total", v(Var::Rows) * cv))
+                let total = Expr::named("total", v(Var::Rows) * cv.clone());
+                (vec![cv.clone()], cv, total)
             };
             let chunk = i64::from(g.copy_chunk());
             let ntiles = Expr::named("ntiles", (total.clone() + (chunk - 1)) / chunk);
-            let mut lets = vec![cv.clone(), total.clone(), ntiles.clone()];
-            if g.form == Form::Planar {
-                lets.remove(0); // `cols` is a parameter
-            }
+            lets.extend([total.clone(), ntiles.clone()]);
+            let more = Less(v(Var::Tile) * chunk, total.clone());
             Tiling {
-                lets,
-                more: Less(v(Var::Tile) * chunk, total.clone()),
-                ntiles,
-                rows: v(Var::Rows),
-                cols: cv,
-                tiles_x: Expr::Lit(0),
-                narrow: Expr::Lit(0),
+                cols,
                 chunk: Expr::Lit(chunk),
-                period: Expr::Lit(0),
-                chunk_m: Expr::Lit(0),
-                low: Expr::Lit(0),
-                period_m: Expr::Lit(0),
                 mat: total,
-                mat_m: Expr::Lit(0),
-                rows_m: Expr::Lit(0),
+                ..Tiling::new(lets, ntiles, more)
             }
         }
         Form::Small => {
@@ -176,29 +178,23 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
             // A packed kernel's strided side divides by the words per row instead.
             let chunk_m = Expr::magic("chunk_m", chunk.clone() / i64::from(g.vec));
             let period_m = Expr::magic("period_m", period.clone());
+            let lets = vec![
+                narrow.clone(),
+                chunk.clone(),
+                lowest_bit.clone(),
+                period.clone(),
+                chunk_m.clone(),
+                period_m.clone(),
+            ];
+            let more = Less(v(Var::Tile) * chunk.clone(), span);
             Tiling {
-                lets: vec![
-                    narrow.clone(),
-                    chunk.clone(),
-                    lowest_bit.clone(),
-                    period.clone(),
-                    chunk_m.clone(),
-                    period_m.clone(),
-                ],
-                more: Less(v(Var::Tile) * chunk.clone(), span),
                 low: lowest_bit,
                 period,
                 chunk_m,
                 period_m,
-                ntiles,
-                rows: v(Var::Rows),
-                cols: v(Var::Cols),
-                tiles_x: Expr::Lit(0),
                 narrow,
                 chunk,
-                mat: Expr::Lit(0),
-                mat_m: Expr::Lit(0),
-                rows_m: Expr::Lit(0),
+                ..Tiling::new(lets, ntiles, more)
             }
         }
     }
@@ -219,21 +215,11 @@ fn gathered(g: &Geometry, total: Expr, mat: Expr, mat_m: Expr) -> Tiling {
     }
     lets.push(rows_m.clone());
     Tiling {
-        lets,
-        more: Less(v(Var::Tile) * chunk, total),
-        ntiles,
-        rows: v(Var::Rows),
-        cols: v(Var::Cols),
-        tiles_x: Expr::Lit(0),
-        narrow: Expr::Lit(0),
         chunk: Expr::Lit(chunk),
-        period: Expr::Lit(0),
-        chunk_m: Expr::Lit(0),
-        low: Expr::Lit(0),
-        period_m: Expr::Lit(0),
         mat,
         mat_m,
         rows_m,
+        ..Tiling::new(lets, ntiles, Less(v(Var::Tile) * chunk, total))
     }
 }
 
