@@ -6,7 +6,8 @@
 //! before every run, every element of the destination buffer compared bit-exact.
 //! Run on a GPU with `--include-ignored` (`BANKFREE_MATRIX_ONLY=_tall,_wide` runs the
 //! kernels whose entry names contain one of those parts, with the rest of the list).
-#![allow(unsafe_code)] // the 12-byte element's `DeviceRepr`, as a user's crate would write it
+
+mod common;
 
 use bankfree::cudarc::driver::{CudaContext, CudaStream, DeviceRepr, ValidAsZeroBits};
 use bankfree::gen::check::fit::refusal;
@@ -16,15 +17,8 @@ use bankfree::gen::Form;
 use bankfree::gen::SpecError;
 use bankfree::gen::{check::sim::transpose_elems, Kernel, Shape, Strategy, TransposeSpec};
 use bankfree::runtime::{transpose, transpose_first, Error, KernelSource};
+use common::F3;
 use std::sync::Arc;
-
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct F3([u32; 3]);
-// SAFETY: three u32, `repr(C)`, no padding, valid for any bytes (zero included).
-unsafe impl DeviceRepr for F3 {}
-// SAFETY: as above.
-unsafe impl ValidAsZeroBits for F3 {}
 
 fn shapes() -> Vec<(&'static str, Shape, usize)> {
     // (name, shape, element offset of the views into src and dst)

@@ -4,27 +4,13 @@
 //! buffer (poisoned first, so bytes outside the permuted elements must stay);
 //! zero extents, which move nothing; a call of more than 2^32 elements; the
 //! attribute. Run on a GPU with `--include-ignored`.
-#![allow(unsafe_code)] // the 12-byte element's `DeviceRepr`, as a user's crate would write it
+
+mod common;
 
 use bankfree::cudarc::driver::{CudaContext, CudaStream, DeviceRepr, ValidAsZeroBits};
 use bankfree::{permute_with, PermuteOptions};
+use common::{F3, F4};
 use std::sync::Arc;
-
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct F3([u32; 3]);
-// SAFETY: three u32, `repr(C)`, no padding, valid for any bytes (zero included).
-unsafe impl DeviceRepr for F3 {}
-// SAFETY: as above.
-unsafe impl ValidAsZeroBits for F3 {}
-
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct F4([u32; 4]);
-// SAFETY: four u32, `repr(C)`, no padding, valid for any bytes (zero included).
-unsafe impl DeviceRepr for F4 {}
-// SAFETY: as above.
-unsafe impl ValidAsZeroBits for F4 {}
 
 struct Rng(u64);
 impl Rng {

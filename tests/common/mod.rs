@@ -1,0 +1,24 @@
+//! Element types the GPU suites share: 12- and 16-byte elements made of `u32`
+//! words, with the `DeviceRepr` a user's crate would write for them.
+#![allow(unsafe_code)] // the `DeviceRepr` and `ValidAsZeroBits` promises below
+#![allow(dead_code)] // each suite uses part of these
+
+use bankfree::cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+
+/// A 12-byte element.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct F3(pub [u32; 3]);
+// SAFETY: three u32, `repr(C)`, no padding, valid for any bytes (zero included).
+unsafe impl DeviceRepr for F3 {}
+// SAFETY: as above.
+unsafe impl ValidAsZeroBits for F3 {}
+
+/// A 16-byte element of four words (not a `u128`: 4-byte aligned).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct F4(pub [u32; 4]);
+// SAFETY: four u32, `repr(C)`, no padding, valid for any bytes (zero included).
+unsafe impl DeviceRepr for F4 {}
+// SAFETY: as above.
+unsafe impl ValidAsZeroBits for F4 {}
