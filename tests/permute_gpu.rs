@@ -71,6 +71,9 @@ fn cases() -> Vec<Case> {
         (vec![540, 960, 3], vec![2, 0, 1]),
         (vec![16, 16, 16, 16, 16], vec![4, 3, 2, 1, 0]),
         (vec![8, 7, 6, 5, 4, 3, 32], vec![6, 2, 0, 4, 1, 5, 3]),
+        // Small matrices (15 x 32) batched over two axes in a different order on
+        // each side: the small kernel with an outer axis.
+        (vec![23, 15, 151, 32], vec![2, 0, 3, 1]),
     ] {
         out.push(Case {
             dims,

@@ -9,6 +9,7 @@ use bankfree_gen::check::fit::refusal;
 use bankfree_gen::check::index32::proven;
 use bankfree_gen::check::sim::{self, Grid, SimError};
 use bankfree_gen::ir::expr::{Env, Var};
+use bankfree_gen::ir::shape::{Axis, Outer};
 use bankfree_gen::kernel::grid::{grid, ALL_STRATEGIES};
 use bankfree_gen::kernel::moves::Mem;
 use bankfree_gen::{Form, Kernel, Shape, Strategy, TransposeSpec};
@@ -442,12 +443,65 @@ fn small_kernels_cover_every_element_once() {
         check(&kernel, &Shape::batched(2, 128, 128), None);
         let mut pitched = Shape::batched(2, 4, 4);
         pitched.dst_batch_stride = 17;
+        let mut pitched_rows = Shape::batched(2, 4, 4);
+        pitched_rows.dst_ld = 5;
+        pitched_rows.dst_batch_stride = 20;
         for shape in [
             pitched,
+            pitched_rows,
             Shape::batched(4, 1, 9),
             Shape::batched(2, 129, 128),
         ] {
             refuses(&kernel, &shape);
+        }
+        // Any source layout: pitched rows, gaps between matrices, and a permute's
+        // batch over several axes whose source order differs from the
+        // destination's (the destination one dense run).
+        for (rows, cols) in [(5, 17), (15, 32), (3, 3)] {
+            let mat = rows * cols;
+            let src_ld = cols + 3;
+            let span = rows * src_ld + 2;
+            let gapped = Shape {
+                src_ld,
+                src_batch_stride: span,
+                ..Shape::batched(3 * chunk / mat + 2, rows, cols)
+            };
+            check(&kernel, &gapped, Some(Grid { x: 2, y: 1 }));
+            for exts in [&[4u64][..], &[2, 3]] {
+                let outer = exts.len() as u8;
+                let k = kernel
+                    .with_outer(outer)
+                    .expect("a small kernel takes outer axes");
+                let e0 = 5;
+                let items: u64 = exts.iter().product();
+                let (mut axes, mut src, mut dst) = (vec![], span, mat * e0);
+                for &ext in exts {
+                    axes.push(Axis { ext, src, dst });
+                    src *= ext;
+                    dst *= ext;
+                }
+                let shape = Shape {
+                    src_ld,
+                    // Axis 0 outermost in the source, innermost in the destination.
+                    src_batch_stride: src,
+                    outer: Outer::new(&axes).expect("at most two axes"),
+                    ..Shape::batched(e0 * items, rows, cols)
+                };
+                check(&k, &shape, None);
+                check(&k, &shape, Some(Grid { x: 3, y: 1 }));
+                ran += 1;
+                // A destination that is not one run, and an axis of one item
+                // (no exact quotient by its extent).
+                let mut gap = shape;
+                gap.outer.axes[exts.len() - 1].dst += 1;
+                let one = Shape {
+                    batch: items,
+                    ..shape
+                };
+                for shape in [gap, one] {
+                    refuses(&k, &shape);
+                }
+            }
         }
     }
     assert!(ran >= 7 * 7 * 4, "only {ran} shapes");

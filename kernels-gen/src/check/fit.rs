@@ -22,7 +22,7 @@ use std::fmt;
 pub enum Refusal {
     /// A transpose shape on a `copy` kernel, or a copy on a transpose kernel.
     Copy { form: Form, copy: bool },
-    /// Outer batch axes on a form that folds a dense batch into its tiles.
+    /// Outer batch axes on a `strip` kernel, which takes one matrix.
     Outer { form: Form, outer: u8 },
     /// Folded tile sides on a kernel other than a scalar `tile` one.
     FoldForm { form: Form, vec: u32 },
@@ -56,7 +56,7 @@ pub enum Refusal {
     },
     /// A skew kernel and destination rows that start on sectors already.
     Aligned { row_bytes: u64 },
-    /// A small kernel and matrices not stored densely, back to back.
+    /// A small kernel and a destination that is not one dense run.
     NotDense {
         name: &'static str,
         value: u64,
@@ -113,7 +113,7 @@ impl fmt::Display for Refusal {
             ),
             Refusal::NotDense { name, value, want } => write!(
                 f,
-                "{name} = {value} is not {want}: a small kernel needs dense matrices stored back to back; a tile kernel runs it"
+                "{name} = {value} is not {want}: a small kernel writes its destination as one dense run of matrices; a tile kernel runs it"
             ),
             Refusal::NotSmall { rows, elems } => write!(
                 f,
@@ -141,7 +141,7 @@ impl fmt::Display for Refusal {
             ),
             Refusal::Outer { form, outer } => write!(
                 f,
-                "{outer} outer batch axes: a {form} kernel folds one dense batch into its tiles; a tile kernel runs it"
+                "{outer} outer batch axes: a {form} kernel takes one matrix; a tile kernel runs it"
             ),
             Refusal::OneMatrix { batch } => write!(
                 f,
@@ -228,7 +228,7 @@ pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
             return Some(r);
         }
     }
-    if shape.outer.n > 0 && g.folds_batch() {
+    if shape.outer.n > 0 && g.form == Form::Strip {
         return Some(Refusal::Outer {
             form: g.form,
             outer: shape.outer.n,
@@ -369,8 +369,10 @@ fn fold_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
 }
 
 /// Why a `small` kernel cannot run `shape`, if it cannot: matrices of 2 rows or
-/// more and at most [`SMALL_MAX_ELEMS`] elements, each stored densely and (with
-/// more than one) back to back, in both buffers.
+/// more and at most [`SMALL_MAX_ELEMS`] elements, the destination one dense run
+/// (each matrix dense, the matrices back to back over every batch axis); the
+/// source any layout. Outer batch axes need extents of 2 or more and `batch x
+/// extent` below 2^32, where a thread's 32-bit quotients find its items exactly.
 fn small_refusal(shape: &Shape) -> Option<Refusal> {
     let elems = shape.rows.saturating_mul(shape.cols);
     if shape.rows < 2 || elems > SMALL_MAX_ELEMS {
@@ -379,16 +381,41 @@ fn small_refusal(shape: &Shape) -> Option<Refusal> {
             elems,
         });
     }
-    let batched = shape.batch > 1;
-    [
-        ("src_ld", shape.src_ld, shape.cols, true),
-        ("dst_ld", shape.dst_ld, shape.rows, true),
-        ("src_batch_stride", shape.src_batch_stride, elems, batched),
-        ("dst_batch_stride", shape.dst_batch_stride, elems, batched),
-    ]
-    .into_iter()
-    .find(|&(_, value, want, asked)| asked && value != want)
-    .map(|(name, value, want, _)| Refusal::NotDense { name, value, want })
+    if shape.dst_ld != shape.rows {
+        return Some(Refusal::NotDense {
+            name: "dst_ld",
+            value: shape.dst_ld,
+            want: shape.rows,
+        });
+    }
+    let axes = shape.outer.axes();
+    let e0 = shape.inner_batch();
+    let exts = std::iter::once(e0).chain(axes.iter().map(|a| a.ext));
+    let strides = std::iter::once(("dst_batch_stride", shape.dst_batch_stride)).chain(
+        axes.iter()
+            .zip(outer_params(shape.outer.n).filter(|v| matches!(v, Var::DstStride(_))))
+            .map(|(a, v)| (v.c_name(), a.dst)),
+    );
+    let mut want = elems;
+    for (ext, (name, value)) in exts.zip(strides) {
+        if ext > 1 && value != want {
+            return Some(Refusal::NotDense { name, value, want });
+        }
+        want = want.saturating_mul(ext);
+    }
+    if shape.outer.n > 0 {
+        let exts = std::iter::once(e0).chain(axes.iter().take(axes.len() - 1).map(|a| a.ext));
+        for ext in exts {
+            if ext < 2 || shape.batch.checked_mul(ext).is_none_or(|x| x >= 1 << 32) {
+                return Some(Refusal::FoldSplit {
+                    side: "batch",
+                    n: shape.batch,
+                    ext,
+                });
+            }
+        }
+    }
+    None
 }
 
 /// Matrices below this many bytes go to the `small` kernel (see [`unsuited`]).

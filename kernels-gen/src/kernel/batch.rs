@@ -14,6 +14,8 @@ pub(crate) struct BatchBase {
 }
 
 const QUOTIENTS: [&str; MAX_OUTER as usize] = ["bq1", "bq2", "bq3", "bq4", "bq5", "bq6"];
+const MAGICS: [&str; MAX_OUTER as usize] =
+    ["ext0_m", "ext1_m", "ext2_m", "ext3_m", "ext4_m", "ext5_m"];
 const INDICES: [&str; MAX_OUTER as usize + 1] = ["bi0", "bi1", "bi2", "bi3", "bi4", "bi5", "bi6"];
 
 /// The batch offsets of a kernel with `outer` outer batch axes
@@ -59,6 +61,41 @@ pub(crate) fn batch_base(outer: u8, per: impl Fn(Var) -> Expr) -> BatchBase {
         dst = dst + i * per(d);
     }
     BatchBase { lets, src, dst }
+}
+
+/// The multipliers of the extents of batch axes `0..outer` ([`Expr::magic`]),
+/// declared once per kernel, for [`item_src`].
+pub(crate) fn magics(outer: u8) -> Vec<Expr> {
+    (0..outer.min(MAX_OUTER))
+        .map(|k| Expr::magic(MAGICS[usize::from(k)], Expr::var(Var::Ext(k))))
+        .collect()
+}
+
+/// Where batch item `m` (an expression a thread computes per element) starts in
+/// `src`: `m * src_batch_stride` with no outer axes, else its multi-index over
+/// the axes' extents (as in [`batch_base`]) by the 32-bit quotients of `magics`
+/// ([`magics`]; exact while `batch * extent < 2^32`, which the fit checks).
+pub(crate) fn item_src(m: Expr, magics: &[Expr]) -> Expr {
+    let v = Expr::var;
+    let mut src = Expr::Lit(0);
+    let mut q = m;
+    for (k, magic) in magics.iter().enumerate() {
+        let k = k as u8;
+        let next = Expr::quot(q.clone(), magic);
+        let i = q - next.clone() * v(Var::Ext(k));
+        let stride = if k == 0 {
+            Var::SrcBatchStride
+        } else {
+            Var::SrcStride(k)
+        };
+        src = src + i * v(stride);
+        q = next;
+    }
+    let outermost = match magics.len() {
+        0 => Var::SrcBatchStride,
+        n => Var::SrcStride(n as u8),
+    };
+    src + q * v(outermost)
 }
 
 #[cfg(test)]
@@ -117,5 +154,17 @@ mod tests {
         }
         let plain = batch_base(0, Expr::var);
         assert_eq!(plain.src.c(), "b * src_batch_stride");
+
+        // A small kernel's per-element split by 32-bit quotients agrees too.
+        let src = item_src(Expr::var(Var::Batch), &magics(3));
+        env.index32 = true;
+        for b in 0..shape.batch {
+            env.set(Var::Batch, b as i64);
+            assert_eq!(
+                src.eval(&env).unwrap(),
+                shape.batch_offsets(b).0 as i64,
+                "item {b}"
+            );
+        }
     }
 }

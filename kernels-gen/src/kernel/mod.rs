@@ -139,8 +139,8 @@ impl Kernel {
 
     /// This kernel with `outer` outer batch axes ([`crate::ir::shape::Outer`]): the
     /// same tile, its batch item's start a multi-index over the axes' extents and
-    /// strides (extra kernel parameters). The forms that fold the batch into their
-    /// tiles (`small`, `strip`) take none.
+    /// strides (extra kernel parameters). A `strip` kernel, which takes one
+    /// matrix, takes none; a `small` one finds each element's item per thread.
     ///
     /// ```
     /// use bankfree_gen::{Kernel, Strategy, TransposeSpec};
@@ -150,7 +150,7 @@ impl Kernel {
     /// # Ok::<(), bankfree_gen::SpecError>(())
     /// ```
     pub fn with_outer(&self, outer: u8) -> Result<Kernel, SpecError> {
-        if outer > MAX_OUTER || (outer > 0 && self.spec.geometry.folds_batch()) {
+        if outer > MAX_OUTER || (outer > 0 && self.spec.geometry.form == Form::Strip) {
             return Err(SpecError::Outer {
                 outer,
                 form: self.spec.geometry.form,
@@ -216,20 +216,27 @@ impl Kernel {
                 Expr::var(x)
             }
         };
-        let batch = batch_base(outer, per);
+        // A small kernel folds the batch into its tiles: each thread finds its
+        // elements' items itself, by the extents' multipliers.
+        let (batch, gather_magics) = if geometry.form == Form::Small {
+            (batch_base(0, per), batch::magics(outer))
+        } else {
+            (batch_base(outer, per), Vec::new())
+        };
         let folds = [
             fold::magics(fold::Side::Rows, fold[0]),
             fold::magics(fold::Side::Cols, fold[1]),
         ];
         let mut kernel_lets = tiling.lets.clone();
         kernel_lets.extend(folds.iter().flatten().cloned());
+        kernel_lets.extend(gather_magics.iter().cloned());
         let (tile_lets, moves) = match geometry.form {
             Form::Tall if geometry.packs() => packed_tall_moves(&geometry, layout, &tiling, &batch),
             Form::Tall | Form::Wide => narrow_moves(&geometry, layout, &tiling, words, &batch),
             Form::Tile | Form::Skew => {
                 tile_moves(&geometry, layout, &tiling, words, &batch, &folds)
             }
-            Form::Small => small_moves(&geometry, &tiling, words),
+            Form::Small => small_moves(&geometry, &tiling, words, &gather_magics),
             Form::Strip => strip_moves(&geometry, &tiling, words),
             Form::Copy => copy_moves(&geometry, &tiling, words, &batch),
             Form::Planar => planar_moves(&geometry, &tiling, &batch),
@@ -385,7 +392,7 @@ impl Kernel {
                 MAX_NARROW
             ),
             Form::Small => format!(
-                "small: runs of {} destination elements across dense batches of matrices of up to {} elements",
+                "small: runs of {} destination elements across a batch of matrices of up to {} elements, written as one dense run",
                 g.small_chunk(),
                 SMALL_MAX_ELEMS
             ),

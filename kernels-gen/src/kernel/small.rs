@@ -4,6 +4,7 @@
 //! vector.
 
 use crate::ir::expr::{Expr, Guard, Less, Var};
+use crate::kernel::batch::item_src;
 use crate::kernel::geometry::{Geometry, SMALL_ITERS};
 use crate::kernel::moves::{Mem, Move, Pack, Place};
 use crate::kernel::tiling::Tiling;
@@ -12,10 +13,18 @@ use crate::kernel::tiling::Tiling;
 ///
 /// Destination position `p` (flat over the batch) is element `(r, c)` of matrix
 /// `m`, with `p = m * mat + c * rows + r`; it comes from source position
-/// `m * mat + r * cols + c`. A tile starts at `base = t * chunk`, in matrix `m0 =
-/// base / mat` at offset `off0` (one division per tile); inside it the thread's
-/// positions are small, so `m` and `c` come from 32-bit magic divisions.
-pub(crate) fn small_moves(g: &Geometry, t: &Tiling, words: u32) -> (Vec<Expr>, Vec<Move>) {
+/// `start(m) + r * src_ld + c`, where `start(m)` is `m * src_batch_stride` or,
+/// with outer batch axes, the multi-index of `m` over them ([`item_src`], with
+/// the extents' multipliers `magics`). A tile starts at `base = t * chunk`, in
+/// matrix `m0 = base / mat` at offset `off0` (one division per tile); inside it
+/// the thread's positions are small, so `m` and `c` come from 32-bit magic
+/// divisions.
+pub(crate) fn small_moves(
+    g: &Geometry,
+    t: &Tiling,
+    words: u32,
+    magics: &[Expr],
+) -> (Vec<Expr>, Vec<Move>) {
     let v = Expr::var;
     let vec = i64::from(g.vec);
     let base = Expr::named("base", v(Var::Tile) * i64::from(g.small_chunk()));
@@ -31,7 +40,7 @@ pub(crate) fn small_moves(g: &Geometry, t: &Tiling, words: u32) -> (Vec<Expr>, V
     let within = local - dm.clone() * t.mat.clone();
     let c = Expr::quot(within.clone(), &t.rows_m);
     let r = within - c.clone() * v(Var::Rows);
-    let src_elem = (m0 + dm) * t.mat.clone() + r * v(Var::Cols) + c;
+    let src_elem = item_src(m0 + dm, magics) + r * v(Var::SrcLd) + c;
     let dst_elem = base.clone() + f.clone() + lane_k;
     let total = v(Var::Batches) * t.mat.clone();
     (

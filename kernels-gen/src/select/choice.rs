@@ -126,7 +126,7 @@ pub fn skew_tile(elem_bytes: u32) -> u32 {
 
 /// The kernels for shape classes the square tiles serve badly, for `spec`'s element
 /// size and strategy (`pad` and `swizzle(xor)`, like [`fast_variant`]), built and
-/// proven conflict-free: small (dense batches of matrices below 8 KB) and, for 1-
+/// proven conflict-free: small (batches of matrices below 8 KB whose destination is one dense run) and, for 1-
 /// and 2-byte elements, strip (at most 32 rows, the destination one run), both
 /// gathered without shared memory (`naive` whatever the strategy), and planar (at
 /// most 8 columns, transposed in registers); tall (at most
