@@ -388,32 +388,34 @@ fn small_refusal(shape: &Shape) -> Option<Refusal> {
             want: shape.rows,
         });
     }
+    // Axis 0 (the batch stride's), then the outer axes (`dst_stride1`, ...).
     let axes = shape.outer.axes();
-    let e0 = shape.inner_batch();
-    let exts = std::iter::once(e0).chain(axes.iter().map(|a| a.ext));
+    let exts: Vec<u64> = std::iter::once(shape.inner_batch())
+        .chain(axes.iter().map(|a| a.ext))
+        .collect();
     let strides = std::iter::once(("dst_batch_stride", shape.dst_batch_stride)).chain(
-        axes.iter()
-            .zip(outer_params(shape.outer.n).filter(|v| matches!(v, Var::DstStride(_))))
-            .map(|(a, v)| (v.c_name(), a.dst)),
+        (1..)
+            .zip(axes)
+            .map(|(k, a)| (Var::DstStride(k).c_name(), a.dst)),
     );
     let mut want = elems;
-    for (ext, (name, value)) in exts.zip(strides) {
+    for (&ext, (name, value)) in exts.iter().zip(strides) {
         if ext > 1 && value != want {
             return Some(Refusal::NotDense { name, value, want });
         }
         want = want.saturating_mul(ext);
     }
-    if shape.outer.n > 0 {
-        let exts = std::iter::once(e0).chain(axes.iter().take(axes.len() - 1).map(|a| a.ext));
-        for ext in exts {
-            if ext < 2 || shape.batch.checked_mul(ext).is_none_or(|x| x >= 1 << 32) {
-                return Some(Refusal::FoldSplit {
-                    side: "batch",
-                    n: shape.batch,
-                    ext,
-                });
-            }
-        }
+    // The kernel divides by every extent but the outermost.
+    let divisors = &exts[..usize::from(shape.outer.n)];
+    if let Some(&ext) = divisors
+        .iter()
+        .find(|&&ext| ext < 2 || shape.batch.checked_mul(ext).is_none_or(|x| x >= 1 << 32))
+    {
+        return Some(Refusal::FoldSplit {
+            side: "batch",
+            n: shape.batch,
+            ext,
+        });
     }
     None
 }
