@@ -115,6 +115,19 @@ fn shapes() -> Vec<(&'static str, Shape, usize)> {
             0,
         ),
         ("offset views 5x3001", Shape::new(5, 3001), 3),
+        // Batches of them: matrices back to back (each destination run starting
+        // at its own phase against the vector), and with gaps on both sides.
+        ("batch 5 of 2x40001", Shape::batched(5, 2, 40_001), 0),
+        (
+            "batch 3 of 7x9000, gaps",
+            Shape {
+                src_ld: 9001,
+                src_batch_stride: 7 * 9001 + 5,
+                dst_batch_stride: 7 * 9000 + 3,
+                ..Shape::batched(3, 7, 9000)
+            },
+            1,
+        ),
         // For the planar kernels: rows in blocks of 16 bytes, 1 to 8 columns, a
         // batch with gaps and a pitched destination, an aligned offset view.
         ("65536x3", Shape::new(65_536, 3), 0),

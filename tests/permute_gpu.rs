@@ -74,6 +74,9 @@ fn cases() -> Vec<Case> {
         // Small matrices (15 x 32) batched over two axes in a different order on
         // each side: the small kernel with an outer axis.
         (vec![23, 15, 151, 32], vec![2, 0, 3, 1]),
+        // Matrices of 2 rows batched over two axes, each destination run at its
+        // own phase against the vector: the strip kernel with an outer axis.
+        (vec![2, 7, 2, 59_917], vec![1, 0, 3, 2]),
     ] {
         out.push(Case {
             dims,

@@ -527,18 +527,63 @@ fn strip_kernels_cover_every_element_once() {
                 ran += 1;
             }
         }
+        // Batches: matrices back to back, then with gaps on both sides (the
+        // destination's a whole number of vectors), the batch loop striding over
+        // a grid one block high.
+        let v = u64::from(spec.geometry.vec);
+        for (rows, cols) in [(2, 3 * chunk / 2 + 5), (7, 40), (32, 9)] {
+            let mat = rows * cols;
+            check(&kernel, &Shape::batched(3, rows, cols), None);
+            let gapped = Shape {
+                src_ld: cols + 1,
+                src_batch_stride: rows * (cols + 1) + 3,
+                dst_batch_stride: mat.next_multiple_of(v) + v,
+                ..Shape::batched(3, rows, cols)
+            };
+            check(&kernel, &gapped, Some(Grid { x: 2, y: 2 }));
+            // A permute's batch over two more axes, ordered differently on
+            // each side.
+            let k = kernel
+                .with_outer(2)
+                .expect("a strip kernel takes outer axes");
+            let axes = [
+                Axis {
+                    ext: 2,
+                    src: 3 * gapped.src_batch_stride,
+                    dst: 3 * 3 * gapped.dst_batch_stride,
+                },
+                Axis {
+                    ext: 3,
+                    src: 3 * 2 * gapped.src_batch_stride,
+                    dst: 3 * gapped.dst_batch_stride,
+                },
+            ];
+            let outer = Shape {
+                batch: 3 * 2 * 3,
+                outer: Outer::new(&axes).expect("two axes"),
+                ..gapped
+            };
+            check(&k, &outer, None);
+            check(&k, &outer, Some(Grid { x: 3, y: 4 }));
+            ran += 1;
+            // Destination runs at every phase against the vector: the pointer
+            // and the batch strides off vector boundaries.
+            let off = Shape {
+                dst_batch_stride: mat + 1,
+                ..gapped
+            };
+            for dst_off in 0..v {
+                check_at(&kernel, &off, None, dst_off);
+                check_at(&k, &outer, Some(Grid { x: 2, y: 1 }), dst_off);
+            }
+        }
         let mut pitched_dst = Shape::new(4, 100);
         pitched_dst.dst_ld = 5;
-        for shape in [
-            Shape::batched(2, 4, 100),
-            Shape::new(33, 100),
-            Shape::new(1, 100),
-            pitched_dst,
-        ] {
+        for shape in [Shape::new(33, 100), Shape::new(1, 100), pitched_dst] {
             refuses(&kernel, &shape);
         }
     }
-    assert!(ran >= 7 * 5 * 3, "only {ran} shapes");
+    assert!(ran >= 7 * 5 * 3 + 7 * 3, "only {ran} shapes");
 }
 
 #[test]

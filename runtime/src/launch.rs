@@ -225,8 +225,8 @@ fn why_unfit(kernel: &KernelSource, (src, dst): (u64, u64), shape: &Shape) -> Op
     if g.vec > 1 && !g.gathers() && !src.is_multiple_of(bytes) {
         return Some(Unfit::Pointer { what: "src", bytes });
     }
-    // A packed tall kernel aligns its stores with `dst` itself.
-    if g.vec > 1 && g.form != Form::Tall && !dst.is_multiple_of(bytes) {
+    // Strip and packed tall kernels align their stores with `dst` themselves.
+    if g.vec > 1 && !g.aligns_dst() && !dst.is_multiple_of(bytes) {
         return Some(Unfit::Pointer { what: "dst", bytes });
     }
     None

@@ -22,8 +22,6 @@ use std::fmt;
 pub enum Refusal {
     /// A transpose shape on a `copy` kernel, or a copy on a transpose kernel.
     Copy { form: Form, copy: bool },
-    /// Outer batch axes on a `strip` kernel, which takes one matrix.
-    Outer { form: Form, outer: u8 },
     /// Folded tile sides on a kernel other than a scalar `tile` one.
     FoldForm { form: Form, vec: u32 },
     /// A folded side whose axis extents a kernel cannot split exactly: an extent
@@ -68,8 +66,6 @@ pub enum Refusal {
     TileFaster { bytes: u64 },
     /// A skew kernel wider than 32 and a source narrower than its tile.
     Narrow { cols: u64, tile: u32 },
-    /// A strip kernel and more than one matrix.
-    OneMatrix { batch: u64 },
     /// A planar kernel and a matrix of fewer blocks of rows than it has threads.
     FewRows { rows: u64, min: u64 },
     /// A tall kernel of 1- or 2-byte elements and more columns than it is
@@ -138,14 +134,6 @@ impl fmt::Display for Refusal {
             Refusal::FoldSplit { side, n, ext } => write!(
                 f,
                 "{side} = {n} folded over an axis of {ext} items: a split needs extents of 2 or more and {side} x extent below 2^32"
-            ),
-            Refusal::Outer { form, outer } => write!(
-                f,
-                "{outer} outer batch axes: a {form} kernel takes one matrix; a tile kernel runs it"
-            ),
-            Refusal::OneMatrix { batch } => write!(
-                f,
-                "batch = {batch}: a strip kernel takes one matrix; a tile kernel runs it"
             ),
             Refusal::Narrow { cols, tile } => write!(
                 f,
@@ -228,12 +216,6 @@ pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
             return Some(r);
         }
     }
-    if shape.outer.n > 0 && g.form == Form::Strip {
-        return Some(Refusal::Outer {
-            form: g.form,
-            outer: shape.outer.n,
-        });
-    }
     if g.form == Form::Small {
         return small_refusal(shape);
     }
@@ -242,9 +224,6 @@ pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
     }
     let form = g.form;
     if form == Form::Strip {
-        if shape.batch > 1 {
-            return Some(Refusal::OneMatrix { batch: shape.batch });
-        }
         if shape.rows < 2 {
             return Some(Refusal::NotSmall {
                 rows: shape.rows,

@@ -27,8 +27,8 @@
 //!   elements from the source (reads that stay within a few cache lines while the
 //!   matrices are small) and stores them as one 16-byte vector. No shared memory,
 //!   so nothing to conflict, and no thread idles however small the matrices are.
-//! * [`Form::Strip`]: one matrix of at most 32 rows whose destination is one run
-//!   (`dst_ld == rows`), gathered the same way: a thread's 16-byte vector of the
+//! * [`Form::Strip`]: matrices of at most 32 rows, each one's destination one run
+//!   (`dst_ld == rows`; any batch strides), gathered the same way: a thread's 16-byte vector of the
 //!   destination holds a few columns of every source row, so a warp's gathered
 //!   loads of one vector element read one stretch of one source row.
 //! * [`Form::Planar`]: sources of at most [`PLANAR_MAX_COLS`] columns of 1- or
@@ -254,17 +254,23 @@ pub struct Geometry {
 }
 
 impl Geometry {
-    /// Whether the kernel folds the batch into its tile loop (`small`; a `strip`
-    /// kernel takes one matrix): its grid is one block high and it has no batch
-    /// loop.
+    /// Whether the kernel folds the batch into its tile loop (`small`): its grid
+    /// is one block high and it has no batch loop.
     pub fn folds_batch(&self) -> bool {
-        self.gathers()
+        self.form == Form::Small
     }
 
     /// Whether the kernel gathers its destination vectors from the source with no
     /// shared memory (`small` and `strip`).
     pub fn gathers(&self) -> bool {
         matches!(self.form, Form::Small | Form::Strip)
+    }
+
+    /// Whether the kernel stores its vectors from where the destination's
+    /// addresses are aligned, whatever the pointer (`strip`, and `tall` kernels
+    /// that pack), so that only the other forms need an aligned `dst`.
+    pub fn aligns_dst(&self) -> bool {
+        self.vec > 1 && matches!(self.form, Form::Strip | Form::Tall)
     }
 
     /// Whether a thread moves `vec` units as one vector it gathers or scatters

@@ -139,8 +139,8 @@ impl Kernel {
 
     /// This kernel with `outer` outer batch axes ([`crate::ir::shape::Outer`]): the
     /// same tile, its batch item's start a multi-index over the axes' extents and
-    /// strides (extra kernel parameters). A `strip` kernel, which takes one
-    /// matrix, takes none; a `small` one finds each element's item per thread.
+    /// strides (extra kernel parameters). A `small` kernel finds each element's
+    /// item per thread.
     ///
     /// ```
     /// use bankfree_gen::{Kernel, Strategy, TransposeSpec};
@@ -150,7 +150,7 @@ impl Kernel {
     /// # Ok::<(), bankfree_gen::SpecError>(())
     /// ```
     pub fn with_outer(&self, outer: u8) -> Result<Kernel, SpecError> {
-        if outer > MAX_OUTER || (outer > 0 && self.spec.geometry.form == Form::Strip) {
+        if outer > MAX_OUTER {
             return Err(SpecError::Outer {
                 outer,
                 form: self.spec.geometry.form,
@@ -237,7 +237,7 @@ impl Kernel {
                 tile_moves(&geometry, layout, &tiling, words, &batch, &folds)
             }
             Form::Small => small_moves(&geometry, &tiling, words, &gather_magics),
-            Form::Strip => strip_moves(&geometry, &tiling, words),
+            Form::Strip => strip_moves(&geometry, &tiling, words, &batch),
             Form::Copy => copy_moves(&geometry, &tiling, words, &batch),
             Form::Planar => planar_moves(&geometry, &tiling, &batch),
         };
@@ -401,7 +401,7 @@ impl Kernel {
                 g.copy_chunk()
             ),
             Form::Strip => format!(
-                "strip: runs of {} destination elements of a matrix of up to {} rows whose destination is one run",
+                "strip: runs of {} destination elements of matrices of up to {} rows, each matrix's destination one run",
                 g.small_chunk(),
                 MAX_NARROW
             ),

@@ -4,7 +4,7 @@
 //! vector.
 
 use crate::ir::expr::{Expr, Guard, Less, Var};
-use crate::kernel::batch::item_src;
+use crate::kernel::batch::{item_src, BatchBase};
 use crate::kernel::geometry::{Geometry, SMALL_ITERS};
 use crate::kernel::moves::{Mem, Move, Pack, Place};
 use crate::kernel::tiling::Tiling;
@@ -41,38 +41,86 @@ pub(crate) fn small_moves(
     let c = Expr::quot(within.clone(), &t.rows_m);
     let r = within - c.clone() * v(Var::Rows);
     let src_elem = item_src(m0 + dm, magics) + r * v(Var::SrcLd) + c;
-    let dst_elem = base.clone() + f.clone() + lane_k;
+    let pos = base.clone() + f.clone() + lane_k;
     let total = v(Var::Batches) * t.mat.clone();
-    (
-        lets,
-        vec![gather(g, words, f, base, src_elem, dst_elem, total)],
-    )
+    let run = Run {
+        first: base + f.clone(),
+        pos: pos.clone(),
+        start: Expr::Lit(0),
+        total,
+    };
+    (lets, vec![gather(g, words, f, &run, src_elem, pos)])
 }
 
 /// The tile lets and the one move of a `strip` kernel.
 ///
-/// Destination position `p` (of `cols * rows`) is element `(r, c)` with `p = c *
-/// rows + r`, read from `r * src_ld + c`. A tile starts at `base = t * chunk`, in
-/// column `c0 = base / rows` at row `r0` (one division per tile); inside it the
-/// positions are small, so the column comes from a 32-bit magic division.
-pub(crate) fn strip_moves(g: &Geometry, t: &Tiling, words: u32) -> (Vec<Expr>, Vec<Move>) {
+/// Position `p` of a batch item's destination run (of `cols * rows`) is element
+/// `(r, c)` with `p = c * rows + r`, read from `start.src + r * src_ld + c` and
+/// written to `start.dst + p` (`start`: the item's [`BatchBase`]). The tiles
+/// cover the run's vectors as they lie in memory: position `q` of the tiles is
+/// `p = q - ph`, where `ph` is how far the run starts past a vector boundary
+/// (`(start.dst + dst_off) % vec`), so every whole vector is stored at once
+/// whatever the batch strides and the pointer. A tile starts at `base = t *
+/// chunk`, in column `c0 = base / rows` at row `r0` (one division per tile);
+/// inside it the positions are small, so the column comes from a 32-bit magic
+/// division (of a position `vec` columns on, which the phase cannot take below
+/// 0).
+pub(crate) fn strip_moves(
+    g: &Geometry,
+    t: &Tiling,
+    words: u32,
+    start: &BatchBase,
+) -> (Vec<Expr>, Vec<Move>) {
     let v = Expr::var;
     let vec = i64::from(g.vec);
     let base = Expr::named("base", v(Var::Tile) * i64::from(g.small_chunk()));
     let c0 = Expr::named("c0", base.clone() / v(Var::Rows));
     let r0 = Expr::small("r0", base.clone() - c0.clone() * v(Var::Rows));
-    let lets = vec![base.clone(), c0.clone(), r0.clone()];
+    let mut lets = vec![base.clone(), c0.clone(), r0.clone()];
+    let ph = if vec > 1 {
+        let ph = Expr::small("ph", (start.dst.clone() + v(Var::DstOff)).and(vec - 1));
+        lets.push(ph.clone());
+        ph
+    } else {
+        Expr::Lit(0)
+    };
     let f = first_of(g);
     let lane_k = if vec > 1 { v(Var::K) } else { Expr::Lit(0) };
-    let local = r0 + f.clone() + lane_k.clone();
+    let local = r0 + f.clone() + lane_k.clone() + v(Var::Rows) * vec - ph.clone();
     let dc = Expr::quot(local.clone(), &t.rows_m);
     let r = local - dc.clone() * v(Var::Rows);
-    let src_elem = r * v(Var::SrcLd) + c0 + dc;
-    let dst_elem = base.clone() + f.clone() + lane_k;
-    (
-        lets,
-        vec![gather(g, words, f, base, src_elem, dst_elem, t.mat.clone())],
-    )
+    let src_elem = start.src.clone() + r * v(Var::SrcLd) + c0 + dc - vec;
+    let q = base + f.clone();
+    let run = Run {
+        first: q.clone(),
+        pos: q.clone() + lane_k.clone(),
+        total: t.mat.clone() + ph.clone(),
+        start: ph.clone(),
+    };
+    let dst_elem = start.dst.clone() + q + lane_k - ph;
+    (lets, vec![gather(g, words, f, &run, src_elem, dst_elem)])
+}
+
+/// Where a thread's units lie among the positions a gathering kernel's tiles
+/// cover: its vector's first position, its unit's position, and where the
+/// destination run starts and ends (`start <= pos < total`).
+struct Run {
+    first: Expr,
+    pos: Expr,
+    start: Expr,
+    total: Expr,
+}
+
+impl Run {
+    /// Positions `first..=last` inside the run.
+    fn inside(&self, first: Expr, last: Expr) -> Guard {
+        let mut g = Vec::new();
+        if self.start != Expr::Lit(0) {
+            g.push(Less(self.start.clone(), first + 1));
+        }
+        g.push(Less(last, self.total.clone()));
+        Guard(g)
+    }
 }
 
 /// The thread's first position in its tile's chunk.
@@ -87,16 +135,8 @@ fn first_of(g: &Geometry) -> Expr {
 
 /// The gathering move: `dst_elem` from `src_elem` (`Var::K` over the vector's
 /// elements, or a word array's words), stored as one vector where the whole vector
-/// lies below `total`, else element by element.
-fn gather(
-    g: &Geometry,
-    words: u32,
-    f: Expr,
-    base: Expr,
-    src_elem: Expr,
-    dst_elem: Expr,
-    total: Expr,
-) -> Move {
+/// lies inside the run, else element by element.
+fn gather(g: &Geometry, words: u32, f: Expr, run: &Run, src_elem: Expr, dst_elem: Expr) -> Move {
     let vec = i64::from(g.vec);
     let words_i = i64::from(words);
     let place = |mem, e: Expr| Place {
@@ -107,18 +147,17 @@ fn gather(
             e
         },
     };
-    let first = base + f.clone();
     Move {
         lets: vec![f],
         // Per unit: element `k` is inside the run (a vector at the run's end may be
         // partly outside; a word array's words share their element's check).
-        guard: Guard(vec![Less(dst_elem.clone(), total.clone())]),
+        guard: run.inside(run.pos.clone(), run.pos.clone()),
         from: place(Mem::Src, src_elem),
         to: place(Mem::Dst, dst_elem),
         transpose: false,
         iters: SMALL_ITERS,
         pack: (vec > 1).then(|| Pack {
-            full: Guard(vec![Less(first + (vec - 1), total)]),
+            full: run.inside(run.first.clone(), run.first.clone() + (vec - 1)),
             load: false,
         }),
     }

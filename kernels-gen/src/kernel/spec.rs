@@ -128,7 +128,7 @@ pub enum SpecError {
     },
     #[error("form `{value}`: {why}")]
     Form { value: String, why: String },
-    #[error("{outer} outer batch axes on a `{form}` kernel: a kernel takes at most {max} (and a `strip` kernel, which takes one matrix, none)", max = crate::ir::expr::MAX_OUTER)]
+    #[error("{outer} outer batch axes on a `{form}` kernel: a kernel takes at most {max}", max = crate::ir::expr::MAX_OUTER)]
     Outer { outer: u8, form: Form },
     #[error("a kernel folding {rows} row and {cols} column axes of form `{form}` with {vec}-element blocks: only `tile` kernels of single elements fold, at most {max} more axes per side", max = crate::ir::expr::MAX_FOLD)]
     Fold {

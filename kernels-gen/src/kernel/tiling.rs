@@ -106,9 +106,15 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
             }
         }
         Form::Strip => {
-            // One matrix whose destination is one run of `rows * cols` elements.
+            // Matrices whose destination is one run of `rows * cols` elements,
+            // covered from the vector boundary before it (up to `vec - 1` more).
             let total = Expr::named("total", v(Var::Rows) * v(Var::Cols));
-            gathered(g, total.clone(), total, Expr::Lit(0))
+            let span = if g.vec > 1 {
+                total.clone() + i64::from(g.vec - 1)
+            } else {
+                total.clone()
+            };
+            gathered(g, span, total, Expr::Lit(0))
         }
         Form::Copy | Form::Planar => {
             // Each batch item is `rows` runs of `cv` vectors (`total` of them); a

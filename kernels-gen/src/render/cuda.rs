@@ -263,7 +263,7 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
         Form::Strip => {
             writeln!(
                 h,
-                "// form:     strip: 2 <= rows <= {}, batch 1, dst_ld == rows; a block moves {} consecutive \
+                "// form:     strip: 2 <= rows <= {}, dst_ld == rows; a block moves {} consecutive \
                  destination elements, gathering each from the source",
                 MAX_NARROW,
                 g.small_chunk()
@@ -357,7 +357,13 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
             k.fold[1] + 1
         )?;
     }
-    if g.vec > 1 && g.gathers() {
+    if g.vec > 1 && g.form == Form::Strip {
+        writeln!(
+            h,
+            "//           each matrix's dst run stored in {}-byte vectors from where its address is aligned",
+            g.vec_bytes()
+        )?;
+    } else if g.vec > 1 && g.gathers() {
         writeln!(h, "//           needs dst {}-byte aligned", g.vec_bytes())?;
     } else if g.form == Form::Planar {
         writeln!(

@@ -317,14 +317,38 @@ fn shape_of(axes: &[Axis]) -> Result<Shape, PermuteError> {
             // shorter than a tile.
             take(&mut rest, s);
             take(&mut rest, d);
-            let cols = chain(axes, s, &mut rest, |a| a.src);
-            let rows = chain(axes, d, &mut rest, |a| a.dst);
             let (r, c) = (axes[d], axes[s]);
             let product = |ch: &[Axis], first: &Axis| {
                 ch.iter()
                     .try_fold(first.ext, |p, a| p.checked_mul(a.ext))
                     .ok_or(PermuteError::Overflow { what: "tile side" })
             };
+            // An axis may continue both sides (`[a, j, b] -> [b, j, a]`): it
+            // goes to the side that fills more of the tile with it.
+            let folds = |cols_first: bool| {
+                let mut left = rest.clone();
+                let (cols, rows) = if cols_first {
+                    let cols = chain(axes, s, &mut left, |a| a.src);
+                    (cols, chain(axes, d, &mut left, |a| a.dst))
+                } else {
+                    let rows = chain(axes, d, &mut left, |a| a.dst);
+                    (chain(axes, s, &mut left, |a| a.src), rows)
+                };
+                let fill = match (product(&rows, &r), product(&cols, &c)) {
+                    (Ok(nr), Ok(nc)) => tile_fill(nr) * tile_fill(nc),
+                    _ => 0.0,
+                };
+                (fill, cols, rows, left)
+            };
+            let (cols_fill, cols, rows, left) = folds(true);
+            let (rows_fill, ..) = folds(false);
+            let (cols, rows, left) = if rows_fill > cols_fill {
+                let (_, c2, r2, l2) = folds(false);
+                (c2, r2, l2)
+            } else {
+                (cols, rows, left)
+            };
+            rest = left;
             shape.rows = product(&rows, &r)?;
             shape.cols = product(&cols, &c)?;
             shape.src_ld = r.src;
@@ -382,6 +406,11 @@ fn shape_of(axes: &[Axis]) -> Result<Shape, PermuteError> {
         shape.dst_batch_stride = shape.rows.saturating_mul(shape.dst_ld);
     }
     Ok(shape)
+}
+
+/// The share of the 32-wide tiles covering a side of `n` items that it fills.
+fn tile_fill(n: u64) -> f64 {
+    n as f64 / n.next_multiple_of(FOLD_BELOW) as f64
 }
 
 /// A tile side shorter than this many items folds in more axes.

@@ -114,7 +114,7 @@ struct SpecArgs {
     vec: u32,
     /// What a block moves: tile, skew (tiles whose writes start on 32-byte
     /// sectors), tall (at most 32 columns), wide (at most 32 rows), small (dense
-    /// batches of small matrices as one run), strip (one matrix of at most 32 rows
+    /// batches of small matrices as one run), strip (matrices of at most 32 rows
     /// gathered), copy (no transpose) or planar (at most 8 columns of 1- or 2-byte
     /// elements, transposed in registers); the last four take `--strategy naive`.
     #[arg(long, default_value = "tile")]
