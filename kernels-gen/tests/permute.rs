@@ -198,6 +198,22 @@ fn the_issue_shapes_plan_as_documented() {
 }
 
 #[test]
+fn copies_take_rows_along_an_axis_that_fills_a_chunk() {
+    // Blocks of 2: along the destination's innermost other axis (2 items) a
+    // batch item would be 8 bytes, so the rows run along the longest axis.
+    let p = plan(&Permute::new(&[2, 4660, 15, 60, 2], &[1, 2, 3, 0, 4], 2)).expect("plans");
+    assert_eq!(p.kind, Kind::Copy);
+    assert_eq!(
+        (p.shape.rows, p.shape.cols, p.shape.batch),
+        (4_194_000, 2, 2)
+    );
+    assert_eq!((p.shape.src_ld, p.shape.dst_ld), (2, 4));
+    // Items of 2048 x 256 bytes fill chunks: rows stay destination-innermost.
+    let p = plan(&Permute::new(&[8, 2048, 32, 128], &[0, 2, 1, 3], 2)).expect("plans");
+    assert_eq!((p.shape.rows, p.shape.dst_ld), (2048, 128));
+}
+
+#[test]
 fn folded_sides_permute_like_the_cpu() {
     for (dims, perm, e, folds) in [
         (vec![5u64, 6, 7, 3], vec![3usize, 2, 1, 0], 4u32, [0u8, 2u8]),
