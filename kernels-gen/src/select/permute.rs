@@ -345,13 +345,11 @@ fn shape_of(axes: &[Axis], elem_bytes: u32) -> Result<Shape, PermuteError> {
                 };
                 (fill, cols, rows, left)
             };
-            let (cols_fill, cols, rows, left) = folds(true);
-            let (rows_fill, ..) = folds(false);
-            let (cols, rows, left) = if rows_fill > cols_fill {
-                let (_, c2, r2, l2) = folds(false);
-                (c2, r2, l2)
+            let (by_cols, by_rows) = (folds(true), folds(false));
+            let (_, cols, rows, left) = if by_rows.0 > by_cols.0 {
+                by_rows
             } else {
-                (cols, rows, left)
+                by_cols
             };
             rest = left;
             shape.rows = product(&rows, &r)?;
