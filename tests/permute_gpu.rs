@@ -77,6 +77,10 @@ fn cases() -> Vec<Case> {
         // Matrices of 2 rows batched over two axes, each destination run at its
         // own phase against the vector: the strip kernel with an outer axis.
         (vec![2, 7, 2, 59_917], vec![1, 0, 3, 2]),
+        // Tiles of 2 rows, of 6 by 10 and matrices of 39 x 6: gathers.
+        (vec![2, 65_537, 2], vec![2, 1, 0]),
+        (vec![7, 3, 46, 2, 51, 11], vec![4, 2, 0, 5, 1, 3]),
+        (vec![21, 6, 9, 3, 39, 6], vec![3, 5, 2, 0, 1, 4]),
     ] {
         out.push(Case {
             dims,
@@ -325,13 +329,27 @@ fn byte_of(i: usize) -> u8 {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn more_than_2_pow_32_elements_are_bit_exact() {
-    let stream = CudaContext::new(0).expect("GPU 0").default_stream();
     // 4.5 * 10^9 one-byte elements: a batch of 6 transposes of 25000 x 30000 over
     // two batch axes, past 32-bit element indices.
     let dims = [3usize, 2, 25000, 30000];
-    let perm = [1usize, 3, 0, 2];
+    assert!(dims.iter().product::<usize>() > 1 << 32);
+    bytes_are_bit_exact(&dims, &[1, 3, 0, 2]);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn batches_past_32_bit_item_quotients_are_bit_exact() {
+    // 2.8 * 10^6 matrices of 4 x 3 bytes whose batch runs over two axes, the
+    // inner one of 133152 items: `batch * extent` is past 2^32, where the small
+    // kernel splits its items by 64-bit quotients.
+    bytes_are_bit_exact(&[133_152, 21, 4, 3], &[1, 0, 3, 2]);
+}
+
+/// Permutes a contiguous byte tensor of `dims` by `perm` on GPU 0 and checks
+/// every destination byte against its source byte, on all cores.
+fn bytes_are_bit_exact(dims: &[usize], perm: &[usize]) {
+    let stream = CudaContext::new(0).expect("GPU 0").default_stream();
     let n: usize = dims.iter().product();
-    assert!(n > 1 << 32);
     let mut host = vec![0u8; n];
     par_chunks(&mut host, |start, chunk| {
         for (k, v) in chunk.iter_mut().enumerate() {
@@ -341,10 +359,10 @@ fn more_than_2_pow_32_elements_are_bit_exact() {
     let src = stream.clone_htod(&host).expect("upload");
     drop(host);
     let mut dst = stream.alloc_zeros::<u8>(n).expect("alloc");
-    permute_with(&src, &mut dst, &dims, &perm, &PermuteOptions::default()).expect("permutes");
+    permute_with(&src, &mut dst, dims, perm, &PermuteOptions::default()).expect("permutes");
     let got = stream.clone_dtoh(&dst).expect("download");
     let out: Vec<usize> = perm.iter().map(|&a| dims[a]).collect();
-    let ss = row_major(&dims);
+    let ss = row_major(dims);
     let wrong = std::sync::atomic::AtomicUsize::new(0);
     let mut got = got;
     par_chunks(&mut got, |start, chunk| {
@@ -353,7 +371,7 @@ fn more_than_2_pow_32_elements_are_bit_exact() {
         for (k, v) in chunk.iter().enumerate() {
             let mut rest = start + k;
             let mut s = 0;
-            for i in (0..4).rev() {
+            for i in (0..out.len()).rev() {
                 s += (rest % out[i]) * ss[perm[i]];
                 rest /= out[i];
             }
@@ -361,5 +379,5 @@ fn more_than_2_pow_32_elements_are_bit_exact() {
         }
         wrong.fetch_add(bad, std::sync::atomic::Ordering::Relaxed);
     });
-    assert_eq!(wrong.into_inner(), 0, "elements differ");
+    assert_eq!(wrong.into_inner(), 0, "{dims:?} {perm:?}: elements differ");
 }

@@ -6,9 +6,12 @@ mod common;
 
 use common::noise;
 
-use bankfree_gen::check::fit::refusal;
+use bankfree_gen::check::fit::kernel_refusal;
 use bankfree_gen::check::sim;
-use bankfree_gen::select::permute::{plan, plan_kernels, Kind, Permute, PermuteError};
+use bankfree_gen::select::permute::{
+    plan, plan_kernels, plan_tiles, Kind, Permute, PermuteError, Plan,
+};
+use bankfree_gen::Kernel;
 use bankfree_gen::Strategy as Layouts;
 use proptest::prelude::*;
 
@@ -67,8 +70,19 @@ fn reference(p: &Permute, src: &[u8], dst: &mut [u8]) {
     }
 }
 
+/// Simulates the kernels of `p`'s plan, and of its tiled plan where it gathers.
 fn check(p: &Permute) -> Result<usize, TestCaseError> {
-    let planned = match plan(p) {
+    let planned = plan(p);
+    let tiles = match &planned {
+        Ok(x) if x.kind == Kind::Gather => check_plan(p, plan_tiles(p))?,
+        _ => 0,
+    };
+    Ok(check_plan(p, planned)? + tiles)
+}
+
+/// Simulates every kernel of the plan `planned` of `p` that fits its shape.
+fn check_plan(p: &Permute, planned: Result<Plan, PermuteError>) -> Result<usize, TestCaseError> {
+    let planned = match planned {
         Ok(x) => x,
         Err(PermuteError::Shape(e)) => {
             // Only strides of our making that overlap may be refused.
@@ -97,9 +111,12 @@ fn check(p: &Permute) -> Result<usize, TestCaseError> {
         prop_assert!(!kernels.is_empty());
         // The last kernel of a list runs every shape of its kind.
         let last = kernels.last().expect("listed");
-        prop_assert!(refusal(&last.spec().geometry, &planned.shape).is_none());
+        let fits = |k: &Kernel| {
+            kernel_refusal(&k.spec().geometry, k.wide_items(), &planned.shape).is_none()
+        };
+        prop_assert!(fits(last));
         for k in &kernels {
-            if refusal(&k.spec().geometry, &planned.shape).is_some() {
+            if !fits(k) {
                 continue;
             }
             let mut got = poison.clone();
@@ -235,10 +252,12 @@ fn folded_sides_permute_like_the_cpu() {
         (vec![40, 5, 6], vec![2, 1, 0], 16, [0, 1]),
         (vec![6, 4, 5, 3, 7], vec![1, 0, 4, 3, 2], 8, [0, 1]),
     ] {
+        // Tiles, though `plan` gathers some of these short sides.
         let p = Permute::new(&dims, &perm, e);
-        let planned = plan(&p).expect("plans");
+        let planned = plan_tiles(&p).expect("plans");
         assert_eq!(planned.shape.fold.counts(), folds, "{dims:?} {perm:?}");
-        let ran = check(&p).unwrap_or_else(|err| panic!("{dims:?} {perm:?}: {err}"));
+        let ran =
+            check_plan(&p, plan_tiles(&p)).unwrap_or_else(|err| panic!("{dims:?} {perm:?}: {err}"));
         assert!(ran > 0, "{dims:?} {perm:?}");
         // And through strided views of both tensors.
         let out: Vec<u64> = perm.iter().map(|&a| dims[a]).collect();
@@ -248,6 +267,8 @@ fn folded_sides_permute_like_the_cpu() {
             dst_strides: Some(padded(&out, &pad)),
             ..p
         };
+        check_plan(&strided, plan_tiles(&strided))
+            .unwrap_or_else(|err| panic!("strided {dims:?} {perm:?}: {err}"));
         check(&strided).unwrap_or_else(|err| panic!("strided {dims:?} {perm:?}: {err}"));
     }
 }

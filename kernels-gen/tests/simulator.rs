@@ -508,6 +508,47 @@ fn small_kernels_cover_every_element_once() {
 }
 
 #[test]
+fn wide_item_quotients_split_any_batch() {
+    // A batch whose inner axis has 65537 items and `batch * extent` past 2^32: a
+    // 32-bit quotient by 65537 is off by one from item 65536 on, so the plain
+    // small kernel refuses it and its 64-bit twin runs it, in both index builds.
+    for e in [1, 4] {
+        let plain = Kernel::build(TransposeSpec::small(e).expect("valid"))
+            .and_then(|k| k.with_outer(1))
+            .expect("a small kernel takes outer axes");
+        let wide = plain
+            .with_wide_items()
+            .expect("a small kernel has a wide twin");
+        let (rows, cols, e0, e1) = (2u64, 1u64, 65537u64, 3u64);
+        let mat = rows * cols;
+        let shape = Shape {
+            // Axis 0 outermost in the source, innermost in the destination.
+            src_batch_stride: e1 * mat,
+            outer: Outer::new(&[Axis {
+                ext: e1,
+                src: mat,
+                dst: mat * e0,
+            }])
+            .expect("one axis"),
+            ..Shape::batched(e0 * e1, rows, cols)
+        };
+        refuses(&plain, &shape);
+        check(&wide, &shape, None);
+        let src = noise(shape.src_elems().expect("valid") as usize * e as usize, 3);
+        for index32 in [false, true] {
+            let mut got = vec![0u8; src.len()];
+            let mut want = got.clone();
+            sim::reference(&shape, e as usize, &src, &mut want).expect("reference");
+            sim::run_as(&wide, &shape, &src, &mut got, None, 0, index32).expect("runs");
+            assert!(got == want, "{}: index32 {index32}", wide.entry_name());
+        }
+    }
+    let tile =
+        Kernel::build(TransposeSpec::new(32, 4, Strategy::Xor).expect("valid")).expect("builds");
+    assert!(tile.with_wide_items().is_err());
+}
+
+#[test]
 fn strip_kernels_cover_every_element_once() {
     let mut ran = 0;
     for e in [1, 2, 4, 8, 12, 16, 36] {

@@ -22,11 +22,14 @@ pub struct KernelSource {
     /// Further axes of the folded tile sides (rows, columns): the parameters
     /// after the outer axes'.
     fold: [u8; 2],
+    /// 64-bit item quotients (`Kernel::with_wide_items`): a shape fact the fit
+    /// checks.
+    wide_items: bool,
     index64: bool,
     /// SHA-256 of the source: what the in-memory cache keys a loaded kernel by.
     digest: [u8; 32],
     /// The 64-bit build, made on first use and shared by clones.
-    wide: Arc<OnceLock<KernelSource>>,
+    build64: Arc<OnceLock<KernelSource>>,
 }
 
 impl PartialEq for KernelSource {
@@ -37,6 +40,7 @@ impl PartialEq for KernelSource {
             && self.shared_bytes == other.shared_bytes
             && self.outer == other.outer
             && self.fold == other.fold
+            && self.wide_items == other.wide_items
             && self.index64 == other.index64
     }
 }
@@ -51,7 +55,7 @@ impl KernelSource {
             emit(k).into(),
             k.spec().geometry,
             k.shared_bytes() as u32,
-            (k.outer(), k.fold()),
+            (k.outer(), k.fold(), k.wide_items()),
             false,
         )
     }
@@ -77,7 +81,7 @@ impl KernelSource {
             source.into(),
             geometry,
             shared_bytes,
-            (0, [0, 0]),
+            (0, [0, 0], false),
             false,
         )
     }
@@ -87,7 +91,7 @@ impl KernelSource {
         source: Arc<str>,
         geometry: Geometry,
         shared_bytes: u32,
-        (outer, fold): (u8, [u8; 2]),
+        (outer, fold, wide_items): (u8, [u8; 2], bool),
         index64: bool,
     ) -> KernelSource {
         KernelSource {
@@ -98,8 +102,9 @@ impl KernelSource {
             shared_bytes,
             outer,
             fold,
+            wide_items,
             index64,
-            wide: Arc::default(),
+            build64: Arc::default(),
         }
     }
 
@@ -136,6 +141,11 @@ impl KernelSource {
         self.fold
     }
 
+    /// Whether its item quotients are 64-bit (`Kernel::with_wide_items`).
+    pub fn wide_items(&self) -> bool {
+        self.wide_items
+    }
+
     /// Whether this is the source's 64-bit build ([`KernelSource::index64`]); the
     /// launcher runs the 32-bit build where it provably computes the same
     /// ([`bankfree_gen::check::index32`]) and this one otherwise.
@@ -155,13 +165,13 @@ impl KernelSource {
         if self.index64 {
             return self;
         }
-        self.wide.get_or_init(|| {
+        self.build64.get_or_init(|| {
             KernelSource::new(
                 format!("{}{INDEX64_SUFFIX}", self.entry).into(),
                 format!("#define {INDEX64_DEFINE}\n{}", self.source).into(),
                 self.geometry,
                 self.shared_bytes,
-                (self.outer, self.fold),
+                (self.outer, self.fold, self.wide_items),
                 true,
             )
         })

@@ -5,7 +5,7 @@ use crate::error::{Error, Result, Unfit};
 use crate::ffi;
 use crate::kernel::KernelSource;
 use crate::tune;
-use bankfree_gen::check::fit::{refusal, unsuited};
+use bankfree_gen::check::fit::{kernel_refusal, kernel_unsuited};
 use bankfree_gen::check::index32;
 use bankfree_gen::kernel::launch::launch;
 use bankfree_gen::{Form, Shape};
@@ -125,11 +125,13 @@ where
         .collect();
     let suit: Vec<bool> = kernels
         .iter()
-        .map(|k| match unsuited(k.geometry(), shape) {
-            None => true,
-            // A skew kernel also suits a destination that starts inside a sector.
-            Some(_) => k.geometry().form == Form::Skew && !at.1.is_multiple_of(32),
-        })
+        .map(
+            |k| match kernel_unsuited(k.geometry(), k.wide_items(), shape) {
+                None => true,
+                // A skew kernel also suits a destination that starts inside a sector.
+                Some(_) => k.geometry().form == Form::Skew && !at.1.is_multiple_of(32),
+            },
+        )
         .collect();
     let bytes = shape
         .batch
@@ -217,7 +219,7 @@ fn why_unfit(kernel: &KernelSource, (src, dst): (u64, u64), shape: &Shape) -> Op
             shape: shape.fold.counts(),
         });
     }
-    if let Some(r) = refusal(g, shape) {
+    if let Some(r) = kernel_refusal(g, kernel.wide_items(), shape) {
         return Some(Unfit::Shape(r));
     }
     let bytes = u64::from(g.vec_bytes());

@@ -10,7 +10,7 @@
 
 use bankfree_gen::check::index32::pays;
 use bankfree_gen::kernel::grid::{grid, ALL_STRATEGIES};
-use bankfree_gen::select::permute::{plan, plan_kernels, Permute};
+use bankfree_gen::select::permute::{plan, plan_kernels, plan_tiles, Permute};
 use bankfree_gen::select::table;
 use bankfree_gen::{Kernel, Strategy, TransposeSpec};
 use bankfree_runtime::compiler::{compile, nvrtc_version, Format};
@@ -224,9 +224,10 @@ fn sample_permutes(n: usize) -> Vec<(Permute, Strategy)> {
         .collect()
 }
 
-/// Every kernel a sample of permute plans may run (copies, and transposes with
-/// outer batch axes and folded tile sides), both builds, compiles for sm_90;
-/// the 32-bit builds without spills.
+/// Every kernel a sample of permute plans may run (copies, gathers with 64-bit
+/// item quotients, and transposes with outer batch axes and folded tile sides,
+/// also where the plan gathers), both builds, compiles for sm_90; the 32-bit
+/// builds without spills.
 #[test]
 fn sampled_permute_kernels_compile_without_spills() {
     if !have_nvrtc() {
@@ -236,11 +237,13 @@ fn sampled_permute_kernels_compile_without_spills() {
     let mut sources = Vec::new();
     let mut outers = std::collections::BTreeSet::new();
     for (p, strategy) in sample_permutes(64) {
-        let planned = plan(&p).expect("the sample plans");
-        for k in plan_kernels(&planned, p.elem_bytes, strategy).expect("kernels build") {
-            if seen.insert(k.entry_name()) {
-                outers.insert(k.outer());
-                sources.push(KernelSource::from_kernel(&k));
+        for planned in [plan(&p), plan_tiles(&p)] {
+            let planned = planned.expect("the sample plans");
+            for k in plan_kernels(&planned, p.elem_bytes, strategy).expect("kernels build") {
+                if seen.insert(k.entry_name()) {
+                    outers.insert(k.outer());
+                    sources.push(KernelSource::from_kernel(&k));
+                }
             }
         }
     }
@@ -248,6 +251,10 @@ fn sampled_permute_kernels_compile_without_spills() {
     assert!(outers.len() >= 5, "outer axis counts {outers:?}");
     assert!(sources.iter().any(|k| k.entry().contains("copy")));
     assert!(sources.iter().any(|k| k.fold() != [0, 0]), "no folded tile");
+    assert!(
+        sources.iter().any(KernelSource::wide_items),
+        "no 64-bit quotients"
+    );
     let narrow: Vec<&KernelSource> = sources.iter().collect();
     let wide: Vec<&KernelSource> = sources.iter().map(KernelSource::index64).collect();
     let jobs: Vec<&[&KernelSource]> = narrow.chunks(BATCH).chain(wide.chunks(BATCH)).collect();

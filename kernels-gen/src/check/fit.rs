@@ -191,8 +191,15 @@ fn outer_strides(shape: &Shape) -> impl Iterator<Item = (&'static str, u64)> + '
         .map(|v| (v.c_name(), shape.outer_value(v)))
 }
 
-/// Why a kernel of this geometry cannot run `shape`, if it cannot.
+/// Why a kernel of this geometry cannot run `shape`, if it cannot (a `small`
+/// kernel with 32-bit item quotients: [`kernel_refusal`] takes either).
 pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
+    kernel_refusal(g, false, shape)
+}
+
+/// Why a kernel of this geometry cannot run `shape`, if it cannot, with 64-bit
+/// item quotients where `wide_items` ([`crate::Kernel::with_wide_items`]).
+pub fn kernel_refusal(g: &Geometry, wide_items: bool, shape: &Shape) -> Option<Refusal> {
     if shape.copy != (g.form == Form::Copy) {
         return Some(Refusal::Copy {
             form: g.form,
@@ -217,7 +224,7 @@ pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
         }
     }
     if g.form == Form::Small {
-        return small_refusal(shape);
+        return small_refusal(shape, wide_items);
     }
     if g.form == Form::Planar {
         return planar_refusal(g, shape);
@@ -351,8 +358,9 @@ fn fold_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
 /// more and at most [`SMALL_MAX_ELEMS`] elements, the destination one dense run
 /// (each matrix dense, the matrices back to back over every batch axis); the
 /// source any layout. Outer batch axes need extents of 2 or more and `batch x
-/// extent` below 2^32, where a thread's 32-bit quotients find its items exactly.
-fn small_refusal(shape: &Shape) -> Option<Refusal> {
+/// extent` below 2^32, where a thread's 32-bit quotients find its items exactly
+/// (below 2^64 with `wide` ones).
+fn small_refusal(shape: &Shape, wide: bool) -> Option<Refusal> {
     let elems = shape.rows.saturating_mul(shape.cols);
     if shape.rows < 2 || elems > SMALL_MAX_ELEMS {
         return Some(Refusal::NotSmall {
@@ -386,9 +394,10 @@ fn small_refusal(shape: &Shape) -> Option<Refusal> {
     }
     // The kernel divides by every extent but the outermost.
     let divisors = &exts[..usize::from(shape.outer.n)];
+    let limit = if wide { u64::MAX } else { 1 << 32 };
     if let Some(&ext) = divisors
         .iter()
-        .find(|&&ext| ext < 2 || shape.batch.checked_mul(ext).is_none_or(|x| x >= 1 << 32))
+        .find(|&&ext| ext < 2 || shape.batch.checked_mul(ext).is_none_or(|x| x >= limit))
     {
         return Some(Refusal::FoldSplit {
             side: "batch",
@@ -423,7 +432,12 @@ fn small_unsuited(e: u64, shape: &Shape) -> Option<Refusal> {
 /// [`SMALL_SUITS_BYTES`] (and of unaligned 1-byte ones), `tile` every shape
 /// (but a 1-element tile above 32, matrices at least that wide and deep).
 pub fn unsuited(g: &Geometry, shape: &Shape) -> Option<Refusal> {
-    if let Some(r) = refusal(g, shape) {
+    kernel_unsuited(g, false, shape)
+}
+
+/// [`unsuited`] for a kernel with 64-bit item quotients where `wide_items`.
+pub fn kernel_unsuited(g: &Geometry, wide_items: bool, shape: &Shape) -> Option<Refusal> {
+    if let Some(r) = kernel_refusal(g, wide_items, shape) {
         return Some(r);
     }
     let e = u64::from(g.elem_bytes);

@@ -89,7 +89,7 @@ fn remainder_divisor<'a>(n: &Expr, qd: &'a Expr) -> Option<&'a Expr> {
     };
     let same = |a: &Expr, b: &Expr| a == b || a.definition() == b.definition();
     match q.definition() {
-        Expr::MulHi(m, _) if same(m, n) => Some(d),
+        Expr::MulHi(m, _) | Expr::MulHi64(m, _) if same(m, n) => Some(d),
         Expr::Bin(Op::Div, m, e) if same(m, n) && same(e, d) => Some(d),
         _ => None,
     }
@@ -105,6 +105,17 @@ fn bound(e: &Expr, r: &Ranges) -> Result<Span, Wide> {
         Expr::MulHi(a, b) => {
             let (a, b) = (exact(bound(a, r)?)?, exact(bound(b, r)?)?);
             span((a.0 * b.0) >> 32, (a.1 * b.1) >> 32)
+        }
+        // In either build the quotient is at most its numerator, and the
+        // multiplier a 64-bit value of an exact divisor.
+        Expr::MulHi64(a, b) => {
+            let a = exact(bound(a, r)?)?;
+            bound(b, r)?;
+            span(0, a.1)
+        }
+        Expr::Magic64(d) => {
+            exact(bound(d, r)?)?;
+            None
         }
         Expr::Ctz(a) => match exact(bound(a, r)?)? {
             (lo, hi) if lo == hi && lo > 0 => {
@@ -213,8 +224,10 @@ fn checks(g: &Geometry, outer: u8, fold: [u8; 2]) -> Checks {
         strategy: Strategy::None,
     };
     // The global side does not depend on the shared layout; the shared side's
-    // values are tile-local (the analyzer and simulator cover every layout).
-    let k = Kernel::assemble_outer(spec, Layout::Pad(0), outer, fold);
+    // values are tile-local (the analyzer and simulator cover every layout). A
+    // small kernel's 64-bit item quotients ([`Kernel::with_wide_items`]) take the
+    // 32-bit ones' operands, which must be exact alike, so this proof covers them.
+    let k = Kernel::assemble_outer(spec, Layout::Pad(0), outer, fold, false);
     let mut walked: Vec<Expr> = k
         .kernel_lets
         .iter()

@@ -17,7 +17,7 @@
 //! assert_eq!(dst, want);
 //! ```
 
-use crate::check::fit::{refusal, Refusal};
+use crate::check::fit::{kernel_refusal, Refusal};
 use crate::check::index32;
 use crate::ir::expr::{Env, EvalError, Var};
 use crate::ir::shape::{fold_params, outer_params, Shape, ShapeError};
@@ -156,7 +156,7 @@ pub fn run_as(
     if shape.is_empty() {
         return Ok(stats); // the launcher does not launch
     }
-    if let Some(r) = refusal(&g, shape) {
+    if let Some(r) = kernel_refusal(&g, kernel.wide_items, shape) {
         return Err(SimError::Unfit(r));
     }
     if kernel.outer != shape.outer.n {

@@ -49,6 +49,14 @@ impl Expr {
                 let folded = lit(&a) && lit(&b);
                 fold(Expr::MulHi(Arc::new(a), Arc::new(b)), folded)
             }
+            Expr::MulHi64(a, b) => {
+                let (a, b) = (a.bind(env, free), b.bind(env, free));
+                let folded = lit(&a) && lit(&b);
+                fold(Expr::MulHi64(Arc::new(a), Arc::new(b)), folded)
+            }
+            // Kept as an operation: a 64-bit value, which a literal would lose
+            // in the 32-bit build's arithmetic.
+            Expr::Magic64(d) => Expr::Magic64(Arc::new(d.bind(env, free))),
             Expr::Ctz(a) => {
                 let a = a.bind(env, free);
                 let folded = lit(&a);

@@ -400,6 +400,10 @@ pub enum EvalError {
     NotU32 { value: i64 },
     #[error("trailing zeros of {value}: the value must be 1 to 2^32 - 1")]
     Ctz { value: i64 },
+    #[error("`__umul64hi` of {value}: its operand must not be negative")]
+    Negative { value: i64 },
+    #[error("64-bit division multiplier of {value}: the divisor must be 2 or more")]
+    Magic64 { value: i64 },
 }
 
 /// An integer expression over [`Var`]s.
@@ -420,6 +424,13 @@ pub enum Expr {
     /// The high 32 bits of the 64-bit product of two 32-bit values, `__umulhi(a, b)`;
     /// [`Expr::quot`] divides with it.
     MulHi(Arc<Expr>, Arc<Expr>),
+    /// The high 64 bits of the 128-bit product of two 64-bit values,
+    /// `__umul64hi(a, b)`; [`Expr::quot64`] divides with it.
+    MulHi64(Arc<Expr>, Arc<Expr>),
+    /// `ceil(2^64 / d)` for a `d` of 2 or more, computed in 64 bits in either
+    /// index build (a named one is declared `unsigned long long`): the multiplier
+    /// of [`Expr::quot64`].
+    Magic64(Arc<Expr>),
     /// The trailing zero bits of a non-zero 32-bit value, `(__ffs(a) - 1)`: a shift
     /// by it divides by the value's lowest set bit without a division.
     Ctz(Arc<Expr>),
@@ -457,6 +468,21 @@ impl Expr {
     /// simulator evaluates this same expression, so it checks the quotient too.
     pub fn quot(n: Expr, magic: &Expr) -> Expr {
         Expr::MulHi(Arc::new(n), Arc::new(magic.clone()))
+    }
+
+    /// The 64-bit multiplier that turns a division by `d` into [`Expr::quot64`],
+    /// named (the kernel computes it once, declared `unsigned long long`). `d`
+    /// must be 2 or more.
+    pub fn magic64(name: &'static str, d: Expr) -> Expr {
+        Expr::named(name, Expr::Magic64(Arc::new(d)))
+    }
+
+    /// `n / d` as `__umul64hi(n, magic)`, where `magic` is [`Expr::magic64`] of
+    /// `d`: exact whenever `n * d < 2^64` (the argument of [`Expr::quot`] with
+    /// 2^64 for 2^32), so for every 32-bit `n` and `d` whatever their product, at
+    /// a few more instructions than [`Expr::quot`].
+    pub fn quot64(n: Expr, magic: &Expr) -> Expr {
+        Expr::MulHi64(Arc::new(n), Arc::new(magic.clone()))
     }
 
     /// The number of trailing zero bits of `a` (a value from 1 to 2^32 - 1).
@@ -523,6 +549,8 @@ impl Expr {
                 let (a, b) = (u32_of(a.eval(env)?)?, u32_of(b.eval(env)?)?);
                 Ok(((u64::from(a) * u64::from(b)) >> 32) as i64)
             }
+            Expr::MulHi64(a, b) => mul_hi64(a.eval(env)?, b.eval(env)?),
+            Expr::Magic64(d) => magic64(d.eval(env)?),
             Expr::Ctz(a) => {
                 let x = a.eval(env)?;
                 match u32::try_from(x) {
@@ -540,8 +568,8 @@ impl Expr {
             Expr::Var(x) => *x == v,
             Expr::Bin(_, a, b) => a.uses(v) || b.uses(v),
             Expr::Let(_, d) | Expr::Small(_, d) => d.uses(v),
-            Expr::MulHi(a, b) => a.uses(v) || b.uses(v),
-            Expr::Ctz(a) => a.uses(v),
+            Expr::MulHi(a, b) | Expr::MulHi64(a, b) => a.uses(v) || b.uses(v),
+            Expr::Magic64(a) | Expr::Ctz(a) => a.uses(v),
         }
     }
 
@@ -595,6 +623,18 @@ impl Expr {
                 out.push_str(", ");
                 b.write_c(out, None, false);
                 out.push(')');
+            }
+            Expr::MulHi64(a, b) => {
+                out.push_str("__umul64hi(");
+                a.write_c(out, None, false);
+                out.push_str(", ");
+                b.write_c(out, None, false);
+                out.push(')');
+            }
+            Expr::Magic64(d) => {
+                out.push_str("(0xFFFFFFFFFFFFFFFFull / ");
+                d.write_c(out, Some(Op::Div), true);
+                out.push_str(" + 1)");
             }
             Expr::Ctz(a) => {
                 out.push_str("(__ffs(");
@@ -663,6 +703,22 @@ arith!(Div, div, Op::Div);
 arith!(Rem, rem, Op::Rem);
 arith!(Shl, shl, Op::Shl);
 arith!(Shr, shr, Op::Shr);
+
+/// `__umul64hi(a, b)` of a non-negative `a` and a multiplier `b` read as the
+/// 64-bit unsigned value its bits hold ([`magic64`]).
+pub(crate) fn mul_hi64(a: i64, b: i64) -> Result<i64, EvalError> {
+    let a = u64::try_from(a).map_err(|_| EvalError::Negative { value: a })?;
+    Ok(((u128::from(a) * u128::from(b as u64)) >> 64) as i64)
+}
+
+/// `ceil(2^64 / d)` for `d >= 2`, as the bits of a 64-bit unsigned value (2^63,
+/// for `d = 2`, reads as a negative `i64`; only [`mul_hi64`] consumes it).
+pub(crate) fn magic64(d: i64) -> Result<i64, EvalError> {
+    match u64::try_from(d) {
+        Ok(d) if d >= 2 => Ok((u64::MAX / d + 1) as i64),
+        _ => Err(EvalError::Magic64 { value: d }),
+    }
+}
 
 /// `a < b`, the only comparison a kernel needs (bounds guards).
 #[derive(Clone, Debug, PartialEq)]

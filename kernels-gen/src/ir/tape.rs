@@ -13,7 +13,7 @@
 //! assert_eq!(tape.eval(&env), e.eval(&env));
 //! ```
 
-use super::expr::{Env, EvalError, Expr, Guard, Less, Op, Var};
+use super::expr::{magic64, mul_hi64, Env, EvalError, Expr, Guard, Less, Op, Var};
 
 /// An operand of a step.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -28,6 +28,8 @@ enum Arg {
 enum Kind {
     Bin(Op),
     MulHi,
+    MulHi64,
+    Magic64,
     Ctz,
 }
 
@@ -127,6 +129,8 @@ impl Tape {
                     let (a, b) = (u32_of(a)?, u32_of(b)?);
                     ((u64::from(a) * u64::from(b)) >> 32) as i64
                 }
+                Kind::MulHi64 => mul_hi64(a, read(s.b, &regs)?)?,
+                Kind::Magic64 => magic64(a)?,
             };
         }
         read(self.out, &regs)
@@ -150,6 +154,14 @@ fn flatten(e: &Expr, steps: &mut Vec<Step>) -> Arg {
         Expr::MulHi(a, b) => {
             let (a, b) = (flatten(a, steps), flatten(b, steps));
             push(steps, Kind::MulHi, a, b)
+        }
+        Expr::MulHi64(a, b) => {
+            let (a, b) = (flatten(a, steps), flatten(b, steps));
+            push(steps, Kind::MulHi64, a, b)
+        }
+        Expr::Magic64(d) => {
+            let d = flatten(d, steps);
+            push(steps, Kind::Magic64, d, Arg::Lit(0))
         }
         Expr::Ctz(a) => {
             let a = flatten(a, steps);

@@ -63,25 +63,36 @@ pub(crate) fn batch_base(outer: u8, per: impl Fn(Var) -> Expr) -> BatchBase {
     BatchBase { lets, src, dst }
 }
 
-/// The multipliers of the extents of batch axes `0..outer` ([`Expr::magic`]),
-/// declared once per kernel, for [`item_src`].
-pub(crate) fn magics(outer: u8) -> Vec<Expr> {
+/// The multipliers of the extents of batch axes `0..outer` ([`Expr::magic`], or
+/// with `wide` [`Expr::magic64`]), declared once per kernel, for [`item_src`].
+pub(crate) fn magics(outer: u8, wide: bool) -> Vec<Expr> {
     (0..outer.min(MAX_OUTER))
-        .map(|k| Expr::magic(MAGICS[usize::from(k)], Expr::var(Var::Ext(k))))
+        .map(|k| {
+            let (name, ext) = (MAGICS[usize::from(k)], Expr::var(Var::Ext(k)));
+            if wide {
+                Expr::magic64(name, ext)
+            } else {
+                Expr::magic(name, ext)
+            }
+        })
         .collect()
 }
 
 /// Where batch item `m` (an expression a thread computes per element) starts in
 /// `src`: `m * src_batch_stride` with no outer axes, else its multi-index over
-/// the axes' extents (as in [`batch_base`]) by the 32-bit quotients of `magics`
-/// ([`magics`]; exact while `batch * extent < 2^32`, which the fit checks).
+/// the axes' extents (as in [`batch_base`]) by the quotients of `magics`
+/// ([`magics`]: 32-bit ones are exact while `batch * extent < 2^32`, which the
+/// fit checks, 64-bit ones always).
 pub(crate) fn item_src(m: Expr, magics: &[Expr]) -> Expr {
     let v = Expr::var;
     let mut src = Expr::Lit(0);
     let mut q = m;
     for (k, magic) in magics.iter().enumerate() {
         let k = k as u8;
-        let next = Expr::quot(q.clone(), magic);
+        let next = match magic.definition() {
+            Expr::Magic64(_) => Expr::quot64(q.clone(), magic),
+            _ => Expr::quot(q.clone(), magic),
+        };
         let i = q - next.clone() * v(Var::Ext(k));
         let stride = if k == 0 {
             Var::SrcBatchStride
@@ -155,16 +166,21 @@ mod tests {
         let plain = batch_base(0, Expr::var);
         assert_eq!(plain.src.c(), "b * src_batch_stride");
 
-        // A small kernel's per-element split by 32-bit quotients agrees too.
-        let src = item_src(Expr::var(Var::Batch), &magics(3));
-        env.index32 = true;
-        for b in 0..shape.batch {
-            env.set(Var::Batch, b as i64);
-            assert_eq!(
-                src.eval(&env).unwrap(),
-                shape.batch_offsets(b).0 as i64,
-                "item {b}"
-            );
+        // A small kernel's per-element split by 32-bit or 64-bit quotients
+        // agrees too, in either build.
+        for wide in [false, true] {
+            let src = item_src(Expr::var(Var::Batch), &magics(3, wide));
+            for index32 in [false, true] {
+                env.index32 = index32;
+                for b in 0..shape.batch {
+                    env.set(Var::Batch, b as i64);
+                    assert_eq!(
+                        src.eval(&env).unwrap(),
+                        shape.batch_offsets(b).0 as i64,
+                        "item {b}"
+                    );
+                }
+            }
         }
     }
 }

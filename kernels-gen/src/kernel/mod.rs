@@ -116,6 +116,7 @@ pub struct Kernel {
     pub(crate) shared_rows: u32,
     pub(crate) outer: u8,
     pub(crate) fold: [u8; 2],
+    pub(crate) wide_items: bool,
     pub(crate) kernel_lets: Vec<Expr>,
     pub(crate) batch_lets: Vec<Expr>,
     pub(crate) tile_lets: Vec<Expr>,
@@ -134,7 +135,7 @@ impl Kernel {
 
     /// Builds the kernel for a layout already checked against the spec.
     pub(crate) fn assemble(spec: TransposeSpec, layout: Layout) -> Kernel {
-        Kernel::assemble_outer(spec, layout, 0, [0, 0])
+        Kernel::assemble_outer(spec, layout, 0, [0, 0], false)
     }
 
     /// This kernel with `outer` outer batch axes ([`crate::ir::shape::Outer`]): the
@@ -161,6 +162,33 @@ impl Kernel {
             self.layout,
             outer,
             self.fold,
+            self.wide_items,
+        ))
+    }
+
+    /// This `small` kernel with 64-bit item quotients: each thread finds its
+    /// elements' batch items over the outer axes by [`Expr::quot64`], exact for
+    /// every batch, where the 32-bit quotients of the plain kernel need `batch x
+    /// extent` below 2^32 (a few more instructions per element).
+    ///
+    /// ```
+    /// use bankfree_gen::{Kernel, TransposeSpec};
+    /// let k = Kernel::build(TransposeSpec::small(4)?)?.with_outer(1)?.with_wide_items()?;
+    /// assert!(k.entry_name().ends_with("_small_o1_q64"));
+    /// assert!(bankfree_gen::emit(&k).contains("__umul64hi"));
+    /// # Ok::<(), bankfree_gen::SpecError>(())
+    /// ```
+    pub fn with_wide_items(&self) -> Result<Kernel, SpecError> {
+        let g = &self.spec.geometry;
+        if g.form != Form::Small {
+            return Err(SpecError::WideItems { form: g.form });
+        }
+        Ok(Kernel::assemble_outer(
+            self.spec,
+            self.layout,
+            self.outer,
+            self.fold,
+            true,
         ))
     }
 
@@ -191,6 +219,7 @@ impl Kernel {
             self.layout,
             self.outer,
             [rows, cols],
+            self.wide_items,
         ))
     }
 
@@ -199,6 +228,7 @@ impl Kernel {
         layout: Layout,
         outer: u8,
         fold: [u8; 2],
+        wide_items: bool,
     ) -> Kernel {
         let geometry = spec.geometry;
         let (unit, words) = geometry.unit();
@@ -219,7 +249,7 @@ impl Kernel {
         // A small kernel folds the batch into its tiles: each thread finds its
         // elements' items itself, by the extents' multipliers.
         let (batch, gather_magics) = if geometry.form == Form::Small {
-            (batch_base(0, per), batch::magics(outer))
+            (batch_base(0, per), batch::magics(outer, wide_items))
         } else {
             (batch_base(outer, per), Vec::new())
         };
@@ -249,6 +279,7 @@ impl Kernel {
             shared_rows: geometry.shared_rows(),
             outer,
             fold,
+            wide_items,
             kernel_lets,
             batch_lets: batch.lets,
             tile_lets,
@@ -262,6 +293,11 @@ impl Kernel {
     /// ([`Kernel::with_fold`]).
     pub fn fold(&self) -> [u8; 2] {
         self.fold
+    }
+
+    /// Whether its item quotients are 64-bit ([`Kernel::with_wide_items`]).
+    pub fn wide_items(&self) -> bool {
+        self.wide_items
     }
 
     /// The spec this kernel was built from.
@@ -459,6 +495,9 @@ impl Kernel {
         };
         if self.fold != [0, 0] {
             outer.push_str(&format!("_f{}{}", self.fold[0], self.fold[1]));
+        }
+        if self.wide_items {
+            outer.push_str("_q64");
         }
         format!(
             "bankfree_transpose_t{}_r{}_e{}{vec}_{}{form}{outer}",

@@ -137,6 +137,8 @@ pub enum SpecError {
         form: Form,
         vec: u32,
     },
+    #[error("64-bit item quotients on a `{form}` kernel: only a `small` kernel finds its batch items per element")]
+    WideItems { form: Form },
     #[error("layout `{layout}` is not one strategy `{strategy}` resolves to; build the kernel from the spec (`Kernel::build`) instead")]
     Layout { layout: String, strategy: Strategy },
     #[error("no XOR swizzle makes tile {tile} with {elem_bytes}-byte elements and {block_rows} thread rows conflict-free; use `strategy = pad` or another block_rows")]

@@ -56,9 +56,13 @@ impl CWriter {
     }
 
     /// `const type name = definition;` for a named value (nothing for others):
-    /// `bf_index` for [`Expr::Let`], `unsigned` for [`Expr::Small`].
+    /// `bf_index` for [`Expr::Let`], `unsigned` for [`Expr::Small`], `unsigned
+    /// long long` for a 64-bit multiplier ([`Expr::magic64`]) in either build.
     pub fn decl(&mut self, index_type: &str, e: &Expr) -> fmt::Result {
         let (ty, name, def) = match e {
+            Expr::Let(name, def) if matches!(**def, Expr::Magic64(_)) => {
+                ("unsigned long long", name, def)
+            }
             Expr::Let(name, def) => (index_type, name, def),
             Expr::Small(name, def) => ("unsigned", name, def),
             _ => return Ok(()),

@@ -4,5 +4,6 @@
 pub mod choice;
 #[cfg(test)]
 mod extremes;
+pub mod gather;
 pub mod permute;
 pub mod table;

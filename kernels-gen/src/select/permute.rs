@@ -37,13 +37,14 @@
 //! # Ok::<(), bankfree_gen::select::permute::PermuteError>(())
 //! ```
 
-use crate::check::fit::{refusal, unsuited};
+use crate::check::fit::{kernel_refusal, kernel_unsuited};
 use crate::ir::expr::{MAX_FOLD, MAX_OUTER};
 use crate::ir::shape::{Axis, Chain, Fold, Outer, Shape, ShapeError};
 use crate::kernel::geometry::{elem_bytes_ok, ELEM_SIZES};
 use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::kernel::Kernel;
 use crate::select::choice::auto_kernels;
+use crate::select::gather::{gather_shape, gathers, tile_fill};
 use serde::Serialize;
 
 /// The highest rank a permute takes.
@@ -121,6 +122,10 @@ pub enum Kind {
     Copy,
     /// A batch of transposes.
     Transpose,
+    /// Every destination element gathered from its source address: rows along
+    /// the destination's innermost axis, one column, every other axis a batch
+    /// axis, written as one dense run by a `small` kernel.
+    Gather,
 }
 
 /// A planned permute: the merged axes, what runs and the call's shape.
@@ -137,6 +142,23 @@ pub struct Plan {
 /// Plans `p` (see the module docs). The shape is validated: both tensors' strides
 /// describe layouts in which no two elements share a place.
 pub fn plan(p: &Permute) -> Result<Plan, PermuteError> {
+    let tiled = plan_tiles(p)?;
+    if tiled.kind == Kind::Transpose && gathers(&tiled.axes, &tiled.shape, p.elem_bytes) {
+        if let Some(shape) = gather_shape(&tiled.axes) {
+            shape.validate()?;
+            return Ok(Plan {
+                kind: Kind::Gather,
+                shape,
+                ..tiled
+            });
+        }
+    }
+    Ok(tiled)
+}
+
+/// [`plan`] without the gather: a transpose wherever the innermost axes differ
+/// (to compare the two, or to run tiles where [`plan`] gathers).
+pub fn plan_tiles(p: &Permute) -> Result<Plan, PermuteError> {
     let rank = p.dims.len();
     if rank == 0 || rank > MAX_RANK {
         return Err(PermuteError::Rank { rank });
@@ -438,11 +460,6 @@ fn shape_of(axes: &[Axis], elem_bytes: u32) -> Result<Shape, PermuteError> {
 /// lie apart.
 pub const COPY_ITEM_BYTES: u64 = 16 * 1024;
 
-/// The share of the 32-wide tiles covering a side of `n` items that it fills.
-fn tile_fill(n: u64) -> f64 {
-    n as f64 / n.next_multiple_of(FOLD_BELOW) as f64
-}
-
 /// A tile side shorter than this many items folds in more axes.
 pub const FOLD_BELOW: u64 = 32;
 
@@ -500,6 +517,11 @@ pub fn plan_kernels(
                 Ok(k.with_outer(outer)?)
             })
             .collect(),
+        Kind::Gather => {
+            let small = Kernel::build(TransposeSpec::small(elem_bytes)?)?.with_outer(outer)?;
+            let wide = (outer > 0).then(|| small.with_wide_items()).transpose()?;
+            Ok(std::iter::once(small).chain(wide).collect())
+        }
         Kind::Transpose if plan.shape.fold != Fold::NONE => {
             let [r, c] = plan.shape.fold.counts();
             let base = Kernel::build(TransposeSpec::new(32, elem_bytes, strategy)?)?;
@@ -507,9 +529,15 @@ pub fn plan_kernels(
         }
         Kind::Transpose => {
             let base = Kernel::build(TransposeSpec::new(32, elem_bytes, strategy)?)?;
+            // A small kernel over outer axes is followed by its 64-bit item
+            // quotients' twin, for batches its 32-bit quotients cannot split.
             Ok(auto_kernels(&base)
                 .iter()
                 .filter_map(|k| k.with_outer(outer).ok())
+                .flat_map(|k| {
+                    let wide = (outer > 0).then(|| k.with_wide_items().ok()).flatten();
+                    std::iter::once(k).chain(wide)
+                })
                 .collect())
         }
     }
@@ -525,11 +553,11 @@ pub fn pick<'a>(kernels: &'a [Kernel], shape: &Shape) -> Option<&'a Kernel> {
         .filter(|k| {
             k.outer() == shape.outer.n
                 && k.fold() == shape.fold.counts()
-                && refusal(&g(k), shape).is_none()
+                && kernel_refusal(&g(k), k.wide_items(), shape).is_none()
         })
         .collect();
     fits.iter()
-        .find(|k| unsuited(&g(k), shape).is_none())
+        .find(|k| kernel_unsuited(&g(k), k.wide_items(), shape).is_none())
         .or(fits.last())
         .copied()
 }

@@ -132,16 +132,24 @@ pub fn run(o: &mut String, a: &PermuteArgs) -> Result<(), String> {
         );
         return Ok(());
     };
-    let what = match pl.kind {
-        Kind::Copy => "copy of rows",
-        _ => "transpose",
-    };
     let axes = if s.batch > 1 { 1 + s.outer.n } else { 0 };
-    let _ = writeln!(
-        o,
-        "plan: {what} {} x {} (src_ld {}, dst_ld {}), batch {} over {axes} axes",
-        s.rows, s.cols, s.src_ld, s.dst_ld, s.batch
-    );
+    if pl.kind == Kind::Gather {
+        let _ = writeln!(
+            o,
+            "plan: gather of runs of {} (the destination's innermost axis, source stride {}), batch {} over {axes} axes",
+            s.rows, s.src_ld, s.batch
+        );
+    } else {
+        let what = match pl.kind {
+            Kind::Copy => "copy of rows",
+            _ => "transpose",
+        };
+        let _ = writeln!(
+            o,
+            "plan: {what} {} x {} (src_ld {}, dst_ld {}), batch {} over {axes} axes",
+            s.rows, s.cols, s.src_ld, s.dst_ld, s.batch
+        );
+    }
     let _ = writeln!(o, "kernel: {}: {}", k.entry_name(), k.describe());
     let _ = writeln!(
         o,

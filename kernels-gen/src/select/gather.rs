@@ -1,0 +1,180 @@
+//! When a permute's transpose runs faster as a gather, and the gather's shape.
+//!
+//! A gather writes the destination as one dense run and reads each element
+//! from its own source address (a `small` kernel whose matrices are one column
+//! of the destination's innermost axis, every other axis a batch axis). It
+//! needs no tile, so short tile sides cost it nothing; what it pays for is the
+//! source sectors it touches: a sector whose elements lie far apart in the
+//! destination is fetched once per far-apart use ([`sector_use`]).
+//!
+//! ```
+//! use bankfree_gen::select::permute::{plan, Kind, Permute};
+//! // [a, b, c] -> [c, b, a] of a short `a`: tiles of 2 rows, a gather instead.
+//! assert_eq!(plan(&Permute::new(&[2, 8388608, 2], &[2, 1, 0], 1))?.kind, Kind::Gather);
+//! // NCHW -> NHWC fills its tiles: a transpose.
+//! assert_eq!(plan(&Permute::new(&[64, 256, 56, 56], &[0, 2, 3, 1], 2))?.kind, Kind::Transpose);
+//! # Ok::<(), bankfree_gen::select::permute::PermuteError>(())
+//! ```
+
+use crate::check::fit::unsuited;
+use crate::ir::expr::MAX_OUTER;
+use crate::ir::shape::{Axis, Outer, Shape};
+use crate::kernel::geometry::{Form, SMALL_MAX_ELEMS};
+use crate::kernel::spec::{Strategy, TransposeSpec};
+use crate::select::choice::shape_specs;
+
+/// The shape of a gather over merged `axes`, where a `small` kernel takes it:
+/// the destination one dense run (each axis's destination stride the product of
+/// the extents inside it), its innermost axis of 2 to [`SMALL_MAX_ELEMS`] items
+/// (the rows of one-column matrices), at most [`MAX_OUTER`] axes outside the
+/// batch's first.
+pub(crate) fn gather_shape(axes: &[Axis]) -> Option<Shape> {
+    let mut order: Vec<Axis> = axes.to_vec();
+    order.sort_by_key(|a| a.dst);
+    let mut want = 1u64;
+    for a in &order {
+        if a.dst != want {
+            return None;
+        }
+        want = want.checked_mul(a.ext)?;
+    }
+    let (row, batch) = order.split_first()?;
+    if !(2..=SMALL_MAX_ELEMS).contains(&row.ext) || batch.len() > usize::from(MAX_OUTER) + 1 {
+        return None;
+    }
+    let mut shape = Shape {
+        src_ld: row.src,
+        dst_ld: row.ext,
+        ..Shape::new(row.ext, 1)
+    };
+    if let Some((first, more)) = batch.split_first() {
+        shape.batch = batch.iter().map(|a| a.ext).product();
+        shape.src_batch_stride = first.src;
+        shape.dst_batch_stride = first.dst;
+        shape.outer = Outer::new(more)?;
+    }
+    Some(shape)
+}
+
+/// The share of each 32-byte source sector a gather uses while it is near:
+/// over the axes that step inside a sector (innermost source stride first), the
+/// elements a block's chunk of `chunk` consecutive destination elements reaches
+/// (an axis whose destination stride is `d` keeps `chunk / d` of its steps in
+/// one chunk, at least 1), over the sector's elements. 1 where a sector's
+/// elements lie close in the destination; `1 / 32` of a byte sector whose
+/// elements each land a chunk or more apart, which the gather fetches again for
+/// each of them.
+pub fn sector_use(axes: &[Axis], elem_bytes: u32, chunk: u64) -> f64 {
+    let per_sector = (32 / u64::from(elem_bytes)).max(1) as f64;
+    let mut inner: Vec<&Axis> = axes.iter().collect();
+    inner.sort_by_key(|a| a.src);
+    let mut near = 1.0;
+    for a in inner {
+        if a.src as f64 >= per_sector {
+            break;
+        }
+        let steps = (a.ext as f64).min(per_sector / a.src as f64);
+        near *= steps.min((chunk as f64 / a.dst as f64).max(1.0));
+    }
+    (near / per_sector).min(1.0)
+}
+
+/// The least [`sector_use`] a gather needs to replace a transpose.
+pub const GATHER_MIN_SECTOR_USE: f64 = 1.0 / 3.0;
+
+/// Tiles filled below this share run slower than a gather that uses
+/// [`GATHER_MIN_SECTOR_USE`] of its sectors.
+pub const GATHER_BELOW_FILL: f64 = 0.4;
+
+/// Whether the transpose `shape` over merged `axes` runs faster as a gather
+/// (H100, `permute --random 12` over seeds 8 to 19, each plan run both ways;
+/// docs/design.md has the figures):
+/// * a square-tile transpose whose tiles are filled below [`GATHER_BELOW_FILL`]
+///   (`fill`, the product of both sides' shares of their 32-wide tiles), or,
+///   for 1-byte elements, whose square tiles are slow, below 0.6 or with whole
+///   sectors used, where the gather uses at least [`GATHER_MIN_SECTOR_USE`] of
+///   its sectors: `[2,4,524288] [2,1,0]` f64 0.70 of memcpy as tiles, 0.95
+///   gathered, `[54,3,46,2,51,11] [4,2,0,5,1,3]` f32 0.23 and 0.90,
+///   `[6,2,3,8176,38,3] [3,4,5,0,2,1]` u8 0.20 and 0.66; where sectors are used
+///   less the gather loses (`[8,4,24,8,18,303] [5,1,3,4,2,0]` u8, a 32nd of
+///   each: 0.34 and 0.09);
+/// * a tall or wide transpose of matrices below an eighth of its chunk, whose
+///   blocks then move little each: `[21,6,94,3,39,6] [3,5,2,0,1,4]` f32,
+///   matrices of 234 elements, 0.15 and 0.53.
+///
+/// The gathering kernels themselves (`small`, `strip`, `planar`) keep their
+/// shapes.
+pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
+    let Ok(small) = TransposeSpec::small(elem_bytes) else {
+        return false;
+    };
+    let base = TransposeSpec::new(32, elem_bytes, Strategy::Xor);
+    let narrow = base.map(|s| shape_specs(&s)).unwrap_or_default();
+    let first = narrow
+        .iter()
+        .map(|s| s.geometry)
+        .find(|g| g.form != Form::Skew && unsuited(g, shape).is_none());
+    let elems = shape.rows.saturating_mul(shape.cols);
+    match first.map(|g| (g.form, g)) {
+        Some((Form::Tall | Form::Wide, g)) => elems < u64::from(g.chunk_elems()) / 8,
+        Some(_) => false,
+        None => {
+            let used = sector_use(axes, elem_bytes, u64::from(small.geometry.small_chunk()));
+            let fill = tile_fill(shape.rows) * tile_fill(shape.cols);
+            used >= GATHER_MIN_SECTOR_USE
+                && (fill < GATHER_BELOW_FILL || (elem_bytes == 1 && (fill < 0.6 || used >= 1.0)))
+        }
+    }
+}
+
+/// The share of the 32-wide tiles covering a side of `n` items that it fills.
+pub(crate) fn tile_fill(n: u64) -> f64 {
+    n as f64 / n.next_multiple_of(32).max(1) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn axis(ext: u64, src: u64, dst: u64) -> Axis {
+        Axis { ext, src, dst }
+    }
+
+    #[test]
+    fn sector_use_counts_the_near_elements_of_a_sector() {
+        // [18, 5, 372827] -> [372827, 5, 18] u8: the source's innermost axis is
+        // 90 apart in the destination, a sector's 32 elements in one chunk.
+        let near = [
+            axis(18, 1864135, 1),
+            axis(5, 372827, 18),
+            axis(372827, 1, 90),
+        ];
+        assert_eq!(sector_use(&near, 1, 16384), 1.0);
+        // Its innermost axis outermost in the destination: each byte apart.
+        let far = [axis(8, 303, 1), axis(303, 1, 110592)];
+        assert_eq!(sector_use(&far, 1, 16384), 1.0 / 32.0);
+        // 3 items far apart, then an axis near: a third of each sector.
+        let third = [
+            axis(19, 1766022, 1),
+            axis(588674, 3, 19),
+            axis(3, 1, 11184806),
+        ];
+        assert!((sector_use(&third, 1, 16384) - 1.0 / 3.0).abs() < 1e-9);
+        // 4-byte elements: 8 to a sector.
+        assert_eq!(sector_use(&far, 4, 4096), 1.0 / 8.0);
+    }
+
+    #[test]
+    fn a_gather_writes_the_destination_in_order() {
+        // Destination order: the 5-axis, the 7-axis, the 3-axis.
+        let axes = [axis(3, 35, 35), axis(5, 7, 1), axis(7, 1, 5)];
+        let s = gather_shape(&axes).expect("dense destination");
+        assert_eq!((s.rows, s.cols, s.batch), (5, 1, 21));
+        assert_eq!((s.src_ld, s.dst_ld), (7, 5));
+        assert_eq!((s.src_batch_stride, s.dst_batch_stride), (1, 5));
+        assert_eq!(s.outer.n, 1);
+        // A gap in the destination, or a destination-innermost axis too long.
+        assert!(gather_shape(&[axis(3, 35, 36), axis(5, 7, 1), axis(7, 1, 5)]).is_none());
+        assert!(gather_shape(&[axis(2, 1, 1 << 20), axis(1 << 20, 2, 1)]).is_none());
+    }
+}
