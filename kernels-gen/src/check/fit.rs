@@ -420,6 +420,10 @@ pub const SMALL_SUITS_BYTES: u64 = 8 * 1024;
 /// not multiples of 4, which no vector tile kernel runs (63 x 61: 0.82 against
 /// 0.60), up to the largest matrices it takes.
 fn small_unsuited(e: u64, shape: &Shape) -> Option<Refusal> {
+    // Matrices of one column: a permute's gather, which no tile runs.
+    if shape.cols == 1 {
+        return None;
+    }
     let bytes = shape.rows * shape.cols * e; // `refusal` bounded rows * cols
     let unaligned_bytes = e == 1 && !(shape.rows.is_multiple_of(4) && shape.cols.is_multiple_of(4));
     (bytes >= SMALL_SUITS_BYTES && !unaligned_bytes).then_some(Refusal::TileFaster { bytes })

@@ -334,7 +334,8 @@ impl TransposeSpec {
     }
 
     /// A `small` or `strip` kernel gathers without shared memory (`naive`) and
-    /// stores one 16-byte vector per step ([`small_vec`]).
+    /// stores one 16-byte vector per step ([`small_vec`]); a `small` one may
+    /// store single elements instead (`vec = 1`), which needs no aligned `dst`.
     fn validate_small(&self) -> Result<(), SpecError> {
         let g = &self.geometry;
         if self.strategy != Strategy::Naive {
@@ -348,7 +349,8 @@ impl TransposeSpec {
             });
         }
         let want = small_vec(g.elem_bytes);
-        if g.vec != want {
+        // A small kernel of single elements stores at any alignment of `dst`.
+        if g.vec != want && !(g.form == Form::Small && g.vec == 1) {
             return Err(SpecError::Vec {
                 value: g.vec,
                 elem_bytes: g.elem_bytes,

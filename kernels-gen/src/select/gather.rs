@@ -1,9 +1,11 @@
-//! When a permute's transpose runs faster as a gather, and the gather's shape.
+//! When a permute's transpose or copy runs faster as a gather, and the gather's
+//! shape.
 //!
 //! A gather writes the destination as one dense run and reads each element
 //! from its own source address (a `small` kernel whose matrices are one column
 //! of the destination's innermost axis, every other axis a batch axis). It
-//! needs no tile, so short tile sides cost it nothing; what it pays for is the
+//! needs no tile, so short tile sides cost it nothing, and its stores are whole
+//! 16-byte vectors whatever the blocks of a copy; what it pays for is the
 //! source sectors it touches: a sector whose elements lie far apart in the
 //! destination is fetched once per far-apart use ([`sector_use`]).
 //!
@@ -13,10 +15,13 @@
 //! assert_eq!(plan(&Permute::new(&[2, 8388608, 2], &[2, 1, 0], 1))?.kind, Kind::Gather);
 //! // NCHW -> NHWC fills its tiles: a transpose.
 //! assert_eq!(plan(&Permute::new(&[64, 256, 56, 56], &[0, 2, 3, 1], 2))?.kind, Kind::Transpose);
+//! // Blocks of 40 bytes, not whole 16-byte vectors: a gather; of 256, a copy.
+//! assert_eq!(plan(&Permute::new(&[4, 209715, 5], &[1, 0, 2], 8))?.kind, Kind::Gather);
+//! assert_eq!(plan(&Permute::new(&[4, 2048, 128], &[1, 0, 2], 2))?.kind, Kind::Copy);
 //! # Ok::<(), bankfree_gen::select::permute::PermuteError>(())
 //! ```
 
-use crate::check::fit::unsuited;
+use crate::check::fit::{refusal, unsuited};
 use crate::ir::expr::MAX_OUTER;
 use crate::ir::shape::{Axis, Outer, Shape};
 use crate::kernel::geometry::{Form, SMALL_MAX_ELEMS};
@@ -125,6 +130,19 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
                 && (fill < GATHER_BELOW_FILL || (elem_bytes == 1 && (fill < 0.6 || used >= 1.0)))
         }
     }
+}
+
+/// Whether a copy of `shape` runs faster as a gather: where its widest copy
+/// kernel (`widest`, of 16-byte vectors) refuses the shape, so that a narrower
+/// one would run, its blocks or strides not whole vectors (H100, `permute
+/// --random 12` over seeds 8 to 27, each copy plan run both ways: 22 of 23 such
+/// copies ran faster gathered, `[4,209715,5] [1,0,2]` f64 0.43 of memcpy as a
+/// copy of 40-byte blocks, 1.04 gathered, `[11,55461,55] [1,0,2]` u8 0.29 and
+/// 0.74; `[2,6,36,8630,9] [2,0,3,1,4]` u8 0.29 and 0.23; of the 12 copies of
+/// whole vectors, 11 ran as fast as copies (within 1%) or faster,
+/// `[51,2,2570,4,32] [2,1,3,0,4]` u8 0.87 and 0.41).
+pub(crate) fn gathers_copy(widest: &TransposeSpec, shape: &Shape) -> bool {
+    refusal(&widest.geometry, shape).is_some()
 }
 
 /// The share of the 32-wide tiles covering a side of `n` items that it fills.

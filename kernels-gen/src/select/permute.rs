@@ -20,7 +20,11 @@
 //!      either goes to the side whose tiles it fills more), the other axes their
 //!      batch;
 //!    * **copy of single elements** where a side has no stride-1 axis (strided
-//!      views): rows along the destination's innermost axis.
+//!      views): rows along the destination's innermost axis;
+//! 4. and runs a transpose whose tiles would stay mostly empty, or a copy whose
+//!    blocks are not whole 16-byte vectors, as a **gather** instead where the
+//!    destination is one dense run ([`crate::select::gather`]; [`plan_tiles`]
+//!    stops before this step).
 //!
 //! The batch axes go innermost first by destination stride, so consecutive batch
 //! items write nearby.
@@ -44,7 +48,7 @@ use crate::kernel::geometry::{elem_bytes_ok, ELEM_SIZES};
 use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::kernel::Kernel;
 use crate::select::choice::auto_kernels;
-use crate::select::gather::{gather_shape, gathers, tile_fill};
+use crate::select::gather::{gather_shape, gathers, gathers_copy, tile_fill};
 use serde::Serialize;
 
 /// The highest rank a permute takes.
@@ -143,7 +147,16 @@ pub struct Plan {
 /// describe layouts in which no two elements share a place.
 pub fn plan(p: &Permute) -> Result<Plan, PermuteError> {
     let tiled = plan_tiles(p)?;
-    if tiled.kind == Kind::Transpose && gathers(&tiled.axes, &tiled.shape, p.elem_bytes) {
+    let gather = match tiled.kind {
+        Kind::Transpose => gathers(&tiled.axes, &tiled.shape, p.elem_bytes),
+        Kind::Copy => {
+            let widest = copy_vecs(p.elem_bytes)[0];
+            widest * p.elem_bytes == 16
+                && gathers_copy(&TransposeSpec::copy(p.elem_bytes, widest)?, &tiled.shape)
+        }
+        _ => false,
+    };
+    if gather {
         if let Some(shape) = gather_shape(&tiled.axes) {
             shape.validate()?;
             return Ok(Plan {
@@ -517,10 +530,23 @@ pub fn plan_kernels(
                 Ok(k.with_outer(outer)?)
             })
             .collect(),
+        // The small kernel storing vectors, then single elements (for a `dst`
+        // off the vectors' alignment), each followed by its 64-bit item
+        // quotients' twin where the batch has outer axes.
         Kind::Gather => {
-            let small = Kernel::build(TransposeSpec::small(elem_bytes)?)?.with_outer(outer)?;
-            let wide = (outer > 0).then(|| small.with_wide_items()).transpose()?;
-            Ok(std::iter::once(small).chain(wide).collect())
+            let vector = TransposeSpec::small(elem_bytes)?;
+            let mut specs = vec![vector];
+            if vector.geometry.vec > 1 {
+                specs.push(vector.with_vec(1)?);
+            }
+            let mut out = Vec::new();
+            for spec in specs {
+                let small = Kernel::build(spec)?.with_outer(outer)?;
+                let wide = (outer > 0).then(|| small.with_wide_items()).transpose()?;
+                out.push(small);
+                out.extend(wide);
+            }
+            Ok(out)
         }
         Kind::Transpose if plan.shape.fold != Fold::NONE => {
             let [r, c] = plan.shape.fold.counts();
