@@ -77,8 +77,10 @@ fn cases() -> Vec<Case> {
         // Matrices of 2 rows batched over two axes, each destination run at its
         // own phase against the vector: the strip kernel with an outer axis.
         (vec![2, 7, 2, 59_917], vec![1, 0, 3, 2]),
-        // Tiles of 2 rows, of 6 by 10 and matrices of 39 x 6: gathers.
+        // Tiles of 2 rows, of 6 by 10 and matrices of 39 x 6: gathers. Then
+        // 1-byte columns of 20011 rows, past the plain small kernel's matrices.
         (vec![2, 65_537, 2], vec![2, 1, 0]),
+        (vec![5, 2, 20_011, 2], vec![3, 1, 0, 2]),
         (vec![7, 3, 46, 2, 51, 11], vec![4, 2, 0, 5, 1, 3]),
         (vec![21, 6, 9, 3, 39, 6], vec![3, 5, 2, 0, 1, 4]),
     ] {

@@ -543,6 +543,23 @@ fn wide_item_quotients_split_any_batch() {
             assert!(got == want, "{}: index32 {index32}", wide.entry_name());
         }
     }
+    // Matrices past the plain kernel's 16384 elements: one column of 65537 rows
+    // (a permute's gather; a 32-bit quotient by 65537 is off at 65536), batched, the
+    // source rows 3 apart.
+    for e in [1, 2, 8] {
+        let plain = Kernel::build(TransposeSpec::small(e).expect("valid")).expect("builds");
+        let wide = plain
+            .with_wide_items()
+            .expect("a small kernel has a wide twin");
+        let shape = Shape {
+            src_ld: 3,
+            src_batch_stride: 1,
+            ..Shape::batched(3, 65537, 1)
+        };
+        refuses(&plain, &shape);
+        check(&wide, &shape, None);
+        check(&wide, &shape, Some(Grid { x: 2, y: 1 }));
+    }
     let tile =
         Kernel::build(TransposeSpec::new(32, 4, Strategy::Xor).expect("valid")).expect("builds");
     assert!(tile.with_wide_items().is_err());

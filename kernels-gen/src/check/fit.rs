@@ -14,6 +14,7 @@ use crate::ir::expr::Var;
 use crate::ir::shape::{outer_params, Fold, Shape};
 use crate::kernel::geometry::{
     Form, Geometry, COPY_MAX_COLS, MAX_NARROW, PLANAR_MAX_COLS, SMALL_MAX_ELEMS,
+    SMALL_WIDE_MAX_ELEMS,
 };
 use std::fmt;
 
@@ -362,7 +363,12 @@ fn fold_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
 /// (below 2^64 with `wide` ones).
 fn small_refusal(shape: &Shape, wide: bool) -> Option<Refusal> {
     let elems = shape.rows.saturating_mul(shape.cols);
-    if shape.rows < 2 || elems > SMALL_MAX_ELEMS {
+    let most = if wide {
+        SMALL_WIDE_MAX_ELEMS
+    } else {
+        SMALL_MAX_ELEMS
+    };
+    if shape.rows < 2 || elems > most {
         return Some(Refusal::NotSmall {
             rows: shape.rows,
             elems,

@@ -107,6 +107,11 @@ pub const CHUNK_BYTES: u32 = 16 * 1024;
 /// exact while their product stays below 2^32 (a test checks every form's bound).
 pub const SMALL_MAX_ELEMS: u64 = 1 << 14;
 
+/// Most elements per matrix a `small` kernel with 64-bit quotients
+/// ([`crate::Kernel::with_wide_items`]) takes: its positions in a matrix plus a
+/// chunk stay below 2^32.
+pub const SMALL_WIDE_MAX_ELEMS: u64 = 1 << 31;
+
 /// Bytes a `small` kernel's thread stores per step: one 16-byte vector.
 pub const SMALL_VEC_BYTES: u32 = 16;
 

@@ -43,12 +43,14 @@ pub(crate) mod tiling;
 use crate::ir::expr::{Expr, Less, Var, MAX_FOLD, MAX_OUTER};
 use crate::kernel::batch::batch_base;
 use crate::kernel::copy::copy_moves;
-use crate::kernel::geometry::{Form, Unit, MAX_NARROW, PLANAR_MAX_COLS, SMALL_MAX_ELEMS};
+use crate::kernel::geometry::{
+    Form, Unit, MAX_NARROW, PLANAR_MAX_COLS, SMALL_MAX_ELEMS, SMALL_WIDE_MAX_ELEMS,
+};
 use crate::kernel::layout::{swizzle_candidates, Layout, MAX_PAD};
 use crate::kernel::moves::Move;
 use crate::kernel::narrow::{narrow_moves, packed_swizzle, packed_tall_moves};
 use crate::kernel::planar::planar_moves;
-use crate::kernel::small::{small_moves, strip_moves};
+use crate::kernel::small::{small_moves, strip_moves, WideMagics};
 use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::kernel::tile::tile_moves;
 use crate::kernel::tiling::tiling;
@@ -166,10 +168,12 @@ impl Kernel {
         ))
     }
 
-    /// This `small` kernel with 64-bit item quotients: each thread finds its
-    /// elements' batch items over the outer axes by [`Expr::quot64`], exact for
-    /// every batch, where the 32-bit quotients of the plain kernel need `batch x
-    /// extent` below 2^32 (a few more instructions per element).
+    /// This `small` kernel with 64-bit quotients: each thread finds its
+    /// elements' matrices and columns, and their batch items over the outer
+    /// axes, by [`Expr::quot64`], exact for every batch and for matrices of up
+    /// to [`SMALL_WIDE_MAX_ELEMS`] elements, where the 32-bit quotients of the
+    /// plain kernel need `batch x extent` below 2^32 and at most
+    /// [`SMALL_MAX_ELEMS`] elements (a few more instructions per element).
     ///
     /// ```
     /// use bankfree_gen::{Kernel, TransposeSpec};
@@ -260,13 +264,17 @@ impl Kernel {
         let mut kernel_lets = tiling.lets.clone();
         kernel_lets.extend(folds.iter().flatten().cloned());
         kernel_lets.extend(gather_magics.iter().cloned());
+        let wide = (geometry.form == Form::Small && wide_items).then(|| WideMagics::new(&tiling));
+        if let Some(w) = &wide {
+            kernel_lets.extend([w.mat.clone(), w.rows.clone()]);
+        }
         let (tile_lets, moves) = match geometry.form {
             Form::Tall if geometry.packs() => packed_tall_moves(&geometry, layout, &tiling, &batch),
             Form::Tall | Form::Wide => narrow_moves(&geometry, layout, &tiling, words, &batch),
             Form::Tile | Form::Skew => {
                 tile_moves(&geometry, layout, &tiling, words, &batch, &folds)
             }
-            Form::Small => small_moves(&geometry, &tiling, words, &gather_magics),
+            Form::Small => small_moves(&geometry, &tiling, words, &gather_magics, wide.as_ref()),
             Form::Strip => strip_moves(&geometry, &tiling, words, &batch),
             Form::Copy => copy_moves(&geometry, &tiling, words, &batch),
             Form::Planar => planar_moves(&geometry, &tiling, &batch),
@@ -428,9 +436,10 @@ impl Kernel {
                 MAX_NARROW
             ),
             Form::Small => format!(
-                "small: runs of {} destination elements across a batch of matrices of up to {} elements, written as one dense run",
+                "small: runs of {} destination elements across a batch of matrices of up to {} elements, written as one dense run{}",
                 g.small_chunk(),
-                SMALL_MAX_ELEMS
+                if self.wide_items { SMALL_WIDE_MAX_ELEMS } else { SMALL_MAX_ELEMS },
+                if self.wide_items { ", by 64-bit quotients" } else { "" }
             ),
             Form::Copy => format!(
                 "copy: runs of {} vectors of a batch item's rows, no transpose",

@@ -24,6 +24,7 @@ pub(crate) fn small_moves(
     t: &Tiling,
     words: u32,
     magics: &[Expr],
+    wide: Option<&WideMagics>,
 ) -> (Vec<Expr>, Vec<Move>) {
     let v = Expr::var;
     let vec = i64::from(g.vec);
@@ -36,9 +37,15 @@ pub(crate) fn small_moves(
     // array's `Var::K` runs over its words instead).
     let lane_k = if vec > 1 { v(Var::K) } else { Expr::Lit(0) };
     let local = off0.clone() + f.clone() + lane_k.clone();
-    let dm = Expr::quot(local.clone(), &t.mat_m);
+    let (dm, c) = match wide {
+        Some(w) => (Expr::quot64(local.clone(), &w.mat), w.rows.clone()),
+        None => (Expr::quot(local.clone(), &t.mat_m), t.rows_m.clone()),
+    };
     let within = local - dm.clone() * t.mat.clone();
-    let c = Expr::quot(within.clone(), &t.rows_m);
+    let c = match wide {
+        Some(_) => Expr::quot64(within.clone(), &c),
+        None => Expr::quot(within.clone(), &c),
+    };
     let r = within - c.clone() * v(Var::Rows);
     let src_elem = item_src(m0 + dm, magics) + r * v(Var::SrcLd) + c;
     let pos = base.clone() + f.clone() + lane_k;
@@ -50,6 +57,24 @@ pub(crate) fn small_moves(
         total,
     };
     (lets, vec![gather(g, words, f, &run, src_elem, pos)])
+}
+
+/// The 64-bit multipliers ([`Expr::magic64`]) of a `small` kernel with wide
+/// quotients ([`crate::Kernel::with_wide_items`]): of the matrix size and of
+/// `rows`, so matrices of up to [`crate::kernel::geometry::SMALL_WIDE_MAX_ELEMS`]
+/// elements split exactly.
+pub(crate) struct WideMagics {
+    pub mat: Expr,
+    pub rows: Expr,
+}
+
+impl WideMagics {
+    pub(crate) fn new(t: &Tiling) -> WideMagics {
+        WideMagics {
+            mat: Expr::magic64("mat_w", t.mat.clone()),
+            rows: Expr::magic64("rows_w", Expr::var(Var::Rows)),
+        }
+    }
 }
 
 /// The tile lets and the one move of a `strip` kernel.

@@ -24,15 +24,16 @@
 use crate::check::fit::{refusal, unsuited};
 use crate::ir::expr::MAX_OUTER;
 use crate::ir::shape::{Axis, Outer, Shape};
-use crate::kernel::geometry::{Form, SMALL_MAX_ELEMS};
+use crate::kernel::geometry::{Form, SMALL_WIDE_MAX_ELEMS};
 use crate::kernel::spec::{Strategy, TransposeSpec};
 use crate::select::choice::shape_specs;
 
 /// The shape of a gather over merged `axes`, where a `small` kernel takes it:
 /// the destination one dense run (each axis's destination stride the product of
-/// the extents inside it), its innermost axis of 2 to [`SMALL_MAX_ELEMS`] items
-/// (the rows of one-column matrices), at most [`MAX_OUTER`] axes outside the
-/// batch's first.
+/// the extents inside it), its innermost axis of 2 to [`SMALL_WIDE_MAX_ELEMS`]
+/// items (the rows of one-column matrices; above 16384 only the kernel with
+/// 64-bit quotients takes them), at most [`MAX_OUTER`] axes outside the batch's
+/// first.
 pub(crate) fn gather_shape(axes: &[Axis]) -> Option<Shape> {
     let mut order: Vec<Axis> = axes.to_vec();
     order.sort_by_key(|a| a.dst);
@@ -44,7 +45,7 @@ pub(crate) fn gather_shape(axes: &[Axis]) -> Option<Shape> {
         want = want.checked_mul(a.ext)?;
     }
     let (row, batch) = order.split_first()?;
-    if !(2..=SMALL_MAX_ELEMS).contains(&row.ext) || batch.len() > usize::from(MAX_OUTER) + 1 {
+    if !(2..=SMALL_WIDE_MAX_ELEMS).contains(&row.ext) || batch.len() > usize::from(MAX_OUTER) + 1 {
         return None;
     }
     let mut shape = Shape {
@@ -84,25 +85,33 @@ pub fn sector_use(axes: &[Axis], elem_bytes: u32, chunk: u64) -> f64 {
     (near / per_sector).min(1.0)
 }
 
-/// The least [`sector_use`] a gather needs to replace a transpose.
+/// The least [`sector_use`] a gather needs to replace 1-byte tiles filled
+/// above [`GATHER_BELOW_FILL`].
 pub const GATHER_MIN_SECTOR_USE: f64 = 1.0 / 3.0;
 
 /// Tiles filled below this share run slower than a gather that uses
-/// [`GATHER_MIN_SECTOR_USE`] of its sectors.
+/// [`GATHER_LOW_FILL_MIN_USE`] of its sectors.
 pub const GATHER_BELOW_FILL: f64 = 0.4;
 
+/// The least [`sector_use`] a gather needs to replace tiles filled below
+/// [`GATHER_BELOW_FILL`].
+pub const GATHER_LOW_FILL_MIN_USE: f64 = 0.1;
+
 /// Whether the transpose `shape` over merged `axes` runs faster as a gather
-/// (H100, `permute --random 12` over seeds 8 to 19, each plan run both ways;
+/// (H100, `permute --random 12` over seeds 8 to 27, each plan run both ways;
 /// docs/design.md has the figures):
 /// * a square-tile transpose whose tiles are filled below [`GATHER_BELOW_FILL`]
-///   (`fill`, the product of both sides' shares of their 32-wide tiles), or,
-///   for 1-byte elements, whose square tiles are slow, below 0.6 or with whole
-///   sectors used, where the gather uses at least [`GATHER_MIN_SECTOR_USE`] of
-///   its sectors: `[2,4,524288] [2,1,0]` f64 0.70 of memcpy as tiles, 0.95
-///   gathered, `[54,3,46,2,51,11] [4,2,0,5,1,3]` f32 0.23 and 0.90,
-///   `[6,2,3,8176,38,3] [3,4,5,0,2,1]` u8 0.20 and 0.66; where sectors are used
-///   less the gather loses (`[8,4,24,8,18,303] [5,1,3,4,2,0]` u8, a 32nd of
-///   each: 0.34 and 0.09);
+///   (`fill`, the product of both sides' shares of their 32-wide tiles) where
+///   the gather uses at least [`GATHER_LOW_FILL_MIN_USE`] of its sectors:
+///   `[2,4,524288] [2,1,0]` f64 0.70 of memcpy as tiles, 0.95 gathered,
+///   `[54,3,46,2,51,11] [4,2,0,5,1,3]` f32 0.23 and 0.90, `[4,838860,5]
+///   [2,1,0]` f16 (a fifth of each sector) 0.11 and 0.49; below that the gather
+///   loses too (`[5,5,2,55924,12] [4,0,2,3,1]` u8, a twelfth: 0.18 and 0.14);
+/// * for 1-byte elements, whose square tiles are slow, tiles filled below 0.6,
+///   or any tiles with whole sectors used, where the gather uses at least
+///   [`GATHER_MIN_SECTOR_USE`] of them: `[6,2,3,8176,38,3] [3,4,5,0,2,1]` u8
+///   0.20 and 0.66; where sectors are used less it loses (`[8,4,24,8,18,303]
+///   [5,1,3,4,2,0]` u8, a 32nd of each: 0.34 and 0.09);
 /// * a tall or wide transpose of matrices below an eighth of its chunk, whose
 ///   blocks then move little each: `[21,6,94,3,39,6] [3,5,2,0,1,4]` f32,
 ///   matrices of 234 elements, 0.15 and 0.53.
@@ -126,8 +135,11 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
         None => {
             let used = sector_use(axes, elem_bytes, u64::from(small.geometry.small_chunk()));
             let fill = tile_fill(shape.rows) * tile_fill(shape.cols);
-            used >= GATHER_MIN_SECTOR_USE
-                && (fill < GATHER_BELOW_FILL || (elem_bytes == 1 && (fill < 0.6 || used >= 1.0)))
+            if fill < GATHER_BELOW_FILL {
+                used >= GATHER_LOW_FILL_MIN_USE
+            } else {
+                elem_bytes == 1 && used >= GATHER_MIN_SECTOR_USE && (fill < 0.6 || used >= 1.0)
+            }
         }
     }
 }
@@ -193,6 +205,7 @@ mod tests {
         assert_eq!(s.outer.n, 1);
         // A gap in the destination, or a destination-innermost axis too long.
         assert!(gather_shape(&[axis(3, 35, 36), axis(5, 7, 1), axis(7, 1, 5)]).is_none());
-        assert!(gather_shape(&[axis(2, 1, 1 << 20), axis(1 << 20, 2, 1)]).is_none());
+        assert!(gather_shape(&[axis(2, 1, 1 << 20), axis(1 << 20, 2, 1)]).is_some());
+        assert!(gather_shape(&[axis(2, 1, 1 << 32), axis(1 << 32, 2, 1)]).is_none());
     }
 }

@@ -531,8 +531,9 @@ pub fn plan_kernels(
             })
             .collect(),
         // The small kernel storing vectors, then single elements (for a `dst`
-        // off the vectors' alignment), each followed by its 64-bit item
-        // quotients' twin where the batch has outer axes.
+        // off the vectors' alignment), each followed by its 64-bit quotients'
+        // twin (for batches past 32-bit item quotients and matrices above
+        // 16384 elements).
         Kind::Gather => {
             let vector = TransposeSpec::small(elem_bytes)?;
             let mut specs = vec![vector];
@@ -542,9 +543,8 @@ pub fn plan_kernels(
             let mut out = Vec::new();
             for spec in specs {
                 let small = Kernel::build(spec)?.with_outer(outer)?;
-                let wide = (outer > 0).then(|| small.with_wide_items()).transpose()?;
-                out.push(small);
-                out.extend(wide);
+                let wide = small.with_wide_items()?;
+                out.extend([small, wide]);
             }
             Ok(out)
         }
