@@ -113,7 +113,7 @@ fn check_plan(p: &Permute, planned: Result<Plan, PermuteError>) -> Result<usize,
         // The last kernel of a list runs every shape of its kind.
         let last = kernels.last().expect("listed");
         let fits = |k: &Kernel| {
-            kernel_refusal(&k.spec().geometry, k.wide_items(), &planned.shape).is_none()
+            kernel_refusal(&k.spec().geometry, k.quotients(), &planned.shape).is_none()
         };
         prop_assert!(fits(last));
         for k in &kernels {

@@ -10,6 +10,7 @@ use bankfree_gen::check::index32::proven;
 use bankfree_gen::check::sim::{self, Grid, SimError};
 use bankfree_gen::ir::expr::{Env, Var};
 use bankfree_gen::ir::shape::{Axis, Outer};
+use bankfree_gen::kernel::geometry::Quotients;
 use bankfree_gen::kernel::grid::{grid, ALL_STRATEGIES};
 use bankfree_gen::kernel::moves::Mem;
 use bankfree_gen::{Form, Kernel, Shape, Strategy, TransposeSpec};
@@ -508,17 +509,14 @@ fn small_kernels_cover_every_element_once() {
 }
 
 #[test]
-fn wide_item_quotients_split_any_batch() {
+fn wide_quotients_split_any_batch_and_long_matrices() {
     // A batch whose inner axis has 65537 items and `batch * extent` past 2^32: a
     // 32-bit quotient by 65537 is off by one from item 65536 on, so the plain
-    // small kernel refuses it and its 64-bit twin runs it, in both index builds.
+    // small kernel refuses it and its 64-bit twins run it, in both index builds.
     for e in [1, 4] {
         let plain = Kernel::build(TransposeSpec::small(e).expect("valid"))
             .and_then(|k| k.with_outer(1))
             .expect("a small kernel takes outer axes");
-        let wide = plain
-            .with_wide_items()
-            .expect("a small kernel has a wide twin");
         let (rows, cols, e0, e1) = (2u64, 1u64, 65537u64, 3u64);
         let mat = rows * cols;
         let shape = Shape {
@@ -533,14 +531,19 @@ fn wide_item_quotients_split_any_batch() {
             ..Shape::batched(e0 * e1, rows, cols)
         };
         refuses(&plain, &shape);
-        check(&wide, &shape, None);
-        let src = noise(shape.src_elems().expect("valid") as usize * e as usize, 3);
-        for index32 in [false, true] {
-            let mut got = vec![0u8; src.len()];
-            let mut want = got.clone();
-            sim::reference(&shape, e as usize, &src, &mut want).expect("reference");
-            sim::run_as(&wide, &shape, &src, &mut got, None, 0, index32).expect("runs");
-            assert!(got == want, "{}: index32 {index32}", wide.entry_name());
+        for q in [Quotients::Items, Quotients::Wide] {
+            let wide = plain
+                .with_quotients(q)
+                .expect("a small kernel has wide twins");
+            check(&wide, &shape, None);
+            let src = noise(shape.src_elems().expect("valid") as usize * e as usize, 3);
+            for index32 in [false, true] {
+                let mut got = vec![0u8; src.len()];
+                let mut want = got.clone();
+                sim::reference(&shape, e as usize, &src, &mut want).expect("reference");
+                sim::run_as(&wide, &shape, &src, &mut got, None, 0, index32).expect("runs");
+                assert!(got == want, "{}: index32 {index32}", wide.entry_name());
+            }
         }
     }
     // Matrices past the plain kernel's 16384 elements: one column of 65537 rows
@@ -548,21 +551,22 @@ fn wide_item_quotients_split_any_batch() {
     // source rows 3 apart.
     for e in [1, 2, 8] {
         let plain = Kernel::build(TransposeSpec::small(e).expect("valid")).expect("builds");
-        let wide = plain
-            .with_wide_items()
-            .expect("a small kernel has a wide twin");
+        let items = plain.with_quotients(Quotients::Items).expect("a twin");
+        let wide = plain.with_quotients(Quotients::Wide).expect("a twin");
         let shape = Shape {
             src_ld: 3,
             src_batch_stride: 1,
             ..Shape::batched(3, 65537, 1)
         };
         refuses(&plain, &shape);
+        refuses(&items, &shape);
         check(&wide, &shape, None);
         check(&wide, &shape, Some(Grid { x: 2, y: 1 }));
     }
     let tile =
         Kernel::build(TransposeSpec::new(32, 4, Strategy::Xor).expect("valid")).expect("builds");
-    assert!(tile.with_wide_items().is_err());
+    assert!(tile.with_quotients(Quotients::Items).is_err());
+    assert!(tile.with_quotients(Quotients::Narrow).is_ok());
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! What the runtime needs to know of one generated kernel.
 
 use bankfree_gen::check::index32::{INDEX64_DEFINE, INDEX64_SUFFIX};
+use bankfree_gen::kernel::geometry::Quotients;
 use bankfree_gen::{emit, Geometry, Kernel};
 use sha2::{Digest, Sha256};
 use std::sync::{Arc, OnceLock};
@@ -22,9 +23,9 @@ pub struct KernelSource {
     /// Further axes of the folded tile sides (rows, columns): the parameters
     /// after the outer axes'.
     fold: [u8; 2],
-    /// 64-bit item quotients (`Kernel::with_wide_items`): a shape fact the fit
-    /// checks.
-    wide_items: bool,
+    /// A small kernel's 64-bit quotients (`Kernel::with_quotients`): a shape
+    /// fact the fit checks.
+    quotients: Quotients,
     index64: bool,
     /// SHA-256 of the source: what the in-memory cache keys a loaded kernel by.
     digest: [u8; 32],
@@ -40,7 +41,7 @@ impl PartialEq for KernelSource {
             && self.shared_bytes == other.shared_bytes
             && self.outer == other.outer
             && self.fold == other.fold
-            && self.wide_items == other.wide_items
+            && self.quotients == other.quotients
             && self.index64 == other.index64
     }
 }
@@ -55,7 +56,7 @@ impl KernelSource {
             emit(k).into(),
             k.spec().geometry,
             k.shared_bytes() as u32,
-            (k.outer(), k.fold(), k.wide_items()),
+            (k.outer(), k.fold(), k.quotients()),
             false,
         )
     }
@@ -81,7 +82,7 @@ impl KernelSource {
             source.into(),
             geometry,
             shared_bytes,
-            (0, [0, 0], false),
+            (0, [0, 0], Quotients::Narrow),
             false,
         )
     }
@@ -91,7 +92,7 @@ impl KernelSource {
         source: Arc<str>,
         geometry: Geometry,
         shared_bytes: u32,
-        (outer, fold, wide_items): (u8, [u8; 2], bool),
+        (outer, fold, quotients): (u8, [u8; 2], Quotients),
         index64: bool,
     ) -> KernelSource {
         KernelSource {
@@ -102,7 +103,7 @@ impl KernelSource {
             shared_bytes,
             outer,
             fold,
-            wide_items,
+            quotients,
             index64,
             build64: Arc::default(),
         }
@@ -141,9 +142,9 @@ impl KernelSource {
         self.fold
     }
 
-    /// Whether its item quotients are 64-bit (`Kernel::with_wide_items`).
-    pub fn wide_items(&self) -> bool {
-        self.wide_items
+    /// Which of a small kernel's divisions are 64-bit (`Kernel::with_quotients`).
+    pub fn quotients(&self) -> Quotients {
+        self.quotients
     }
 
     /// Whether this is the source's 64-bit build ([`KernelSource::index64`]); the
@@ -171,7 +172,7 @@ impl KernelSource {
                 format!("#define {INDEX64_DEFINE}\n{}", self.source).into(),
                 self.geometry,
                 self.shared_bytes,
-                (self.outer, self.fold, self.wide_items),
+                (self.outer, self.fold, self.quotients),
                 true,
             )
         })

@@ -126,7 +126,7 @@ where
     let suit: Vec<bool> = kernels
         .iter()
         .map(
-            |k| match kernel_unsuited(k.geometry(), k.wide_items(), shape) {
+            |k| match kernel_unsuited(k.geometry(), k.quotients(), shape) {
                 None => true,
                 // A skew kernel also suits a destination that starts inside a sector.
                 Some(_) => k.geometry().form == Form::Skew && !at.1.is_multiple_of(32),
@@ -219,7 +219,7 @@ fn why_unfit(kernel: &KernelSource, (src, dst): (u64, u64), shape: &Shape) -> Op
             shape: shape.fold.counts(),
         });
     }
-    if let Some(r) = kernel_refusal(g, kernel.wide_items(), shape) {
+    if let Some(r) = kernel_refusal(g, kernel.quotients(), shape) {
         return Some(Unfit::Shape(r));
     }
     let bytes = u64::from(g.vec_bytes());

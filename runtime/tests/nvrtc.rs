@@ -9,6 +9,7 @@
 //! sets it, after installing NVRTC from the PyPI wheel).
 
 use bankfree_gen::check::index32::pays;
+use bankfree_gen::kernel::geometry::Quotients;
 use bankfree_gen::kernel::grid::{grid, ALL_STRATEGIES};
 use bankfree_gen::select::permute::{plan, plan_kernels, plan_tiles, Permute};
 use bankfree_gen::select::table;
@@ -252,7 +253,7 @@ fn sampled_permute_kernels_compile_without_spills() {
     assert!(sources.iter().any(|k| k.entry().contains("copy")));
     assert!(sources.iter().any(|k| k.fold() != [0, 0]), "no folded tile");
     assert!(
-        sources.iter().any(KernelSource::wide_items),
+        sources.iter().any(|k| k.quotients() == Quotients::Wide),
         "no 64-bit quotients"
     );
     let narrow: Vec<&KernelSource> = sources.iter().collect();

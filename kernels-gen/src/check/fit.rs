@@ -13,7 +13,7 @@
 use crate::ir::expr::Var;
 use crate::ir::shape::{outer_params, Fold, Shape};
 use crate::kernel::geometry::{
-    Form, Geometry, COPY_MAX_COLS, MAX_NARROW, PLANAR_MAX_COLS, SMALL_MAX_ELEMS,
+    Form, Geometry, Quotients, COPY_MAX_COLS, MAX_NARROW, PLANAR_MAX_COLS, SMALL_MAX_ELEMS,
     SMALL_WIDE_MAX_ELEMS,
 };
 use std::fmt;
@@ -193,14 +193,14 @@ fn outer_strides(shape: &Shape) -> impl Iterator<Item = (&'static str, u64)> + '
 }
 
 /// Why a kernel of this geometry cannot run `shape`, if it cannot (a `small`
-/// kernel with 32-bit item quotients: [`kernel_refusal`] takes either).
+/// kernel with 32-bit quotients: [`kernel_refusal`] takes any).
 pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
-    kernel_refusal(g, false, shape)
+    kernel_refusal(g, Quotients::Narrow, shape)
 }
 
 /// Why a kernel of this geometry cannot run `shape`, if it cannot, with 64-bit
-/// item quotients where `wide_items` ([`crate::Kernel::with_wide_items`]).
-pub fn kernel_refusal(g: &Geometry, wide_items: bool, shape: &Shape) -> Option<Refusal> {
+/// quotients where `quotients` says ([`crate::Kernel::with_quotients`]).
+pub fn kernel_refusal(g: &Geometry, quotients: Quotients, shape: &Shape) -> Option<Refusal> {
     if shape.copy != (g.form == Form::Copy) {
         return Some(Refusal::Copy {
             form: g.form,
@@ -225,7 +225,7 @@ pub fn kernel_refusal(g: &Geometry, wide_items: bool, shape: &Shape) -> Option<R
         }
     }
     if g.form == Form::Small {
-        return small_refusal(shape, wide_items);
+        return small_refusal(shape, quotients);
     }
     if g.form == Form::Planar {
         return planar_refusal(g, shape);
@@ -361,9 +361,9 @@ fn fold_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
 /// source any layout. Outer batch axes need extents of 2 or more and `batch x
 /// extent` below 2^32, where a thread's 32-bit quotients find its items exactly
 /// (below 2^64 with `wide` ones).
-fn small_refusal(shape: &Shape, wide: bool) -> Option<Refusal> {
+fn small_refusal(shape: &Shape, quotients: Quotients) -> Option<Refusal> {
     let elems = shape.rows.saturating_mul(shape.cols);
-    let most = if wide {
+    let most = if quotients == Quotients::Wide {
         SMALL_WIDE_MAX_ELEMS
     } else {
         SMALL_MAX_ELEMS
@@ -400,7 +400,11 @@ fn small_refusal(shape: &Shape, wide: bool) -> Option<Refusal> {
     }
     // The kernel divides by every extent but the outermost.
     let divisors = &exts[..usize::from(shape.outer.n)];
-    let limit = if wide { u64::MAX } else { 1 << 32 };
+    let limit = if quotients == Quotients::Narrow {
+        1 << 32
+    } else {
+        u64::MAX
+    };
     if let Some(&ext) = divisors
         .iter()
         .find(|&&ext| ext < 2 || shape.batch.checked_mul(ext).is_none_or(|x| x >= limit))
@@ -442,12 +446,12 @@ fn small_unsuited(e: u64, shape: &Shape) -> Option<Refusal> {
 /// [`SMALL_SUITS_BYTES`] (and of unaligned 1-byte ones), `tile` every shape
 /// (but a 1-element tile above 32, matrices at least that wide and deep).
 pub fn unsuited(g: &Geometry, shape: &Shape) -> Option<Refusal> {
-    kernel_unsuited(g, false, shape)
+    kernel_unsuited(g, Quotients::Narrow, shape)
 }
 
-/// [`unsuited`] for a kernel with 64-bit item quotients where `wide_items`.
-pub fn kernel_unsuited(g: &Geometry, wide_items: bool, shape: &Shape) -> Option<Refusal> {
-    if let Some(r) = kernel_refusal(g, wide_items, shape) {
+/// [`unsuited`] for a kernel with 64-bit quotients where `quotients` says.
+pub fn kernel_unsuited(g: &Geometry, quotients: Quotients, shape: &Shape) -> Option<Refusal> {
+    if let Some(r) = kernel_refusal(g, quotients, shape) {
         return Some(r);
     }
     let e = u64::from(g.elem_bytes);

@@ -31,7 +31,7 @@
 
 use crate::ir::expr::{Env, Expr, Less, Op, Var, SLOTS};
 use crate::ir::shape::Shape;
-use crate::kernel::geometry::{Form, Geometry};
+use crate::kernel::geometry::{Form, Geometry, Quotients};
 use crate::kernel::launch::{MAX_GRID_X, MAX_GRID_Y};
 use crate::kernel::layout::Layout;
 use crate::kernel::spec::{Strategy, TransposeSpec};
@@ -225,9 +225,9 @@ fn checks(g: &Geometry, outer: u8, fold: [u8; 2]) -> Checks {
     };
     // The global side does not depend on the shared layout; the shared side's
     // values are tile-local (the analyzer and simulator cover every layout). A
-    // small kernel's 64-bit item quotients ([`Kernel::with_wide_items`]) take the
+    // small kernel's 64-bit quotients ([`Kernel::with_quotients`]) take the
     // 32-bit ones' operands, which must be exact alike, so this proof covers them.
-    let k = Kernel::assemble_outer(spec, Layout::Pad(0), outer, fold, false);
+    let k = Kernel::assemble_outer(spec, Layout::Pad(0), outer, fold, Quotients::Narrow);
     let mut walked: Vec<Expr> = k
         .kernel_lets
         .iter()

@@ -156,7 +156,7 @@ pub fn run_as(
     if shape.is_empty() {
         return Ok(stats); // the launcher does not launch
     }
-    if let Some(r) = kernel_refusal(&g, kernel.wide_items, shape) {
+    if let Some(r) = kernel_refusal(&g, kernel.quotients, shape) {
         return Err(SimError::Unfit(r));
     }
     if kernel.outer != shape.outer.n {

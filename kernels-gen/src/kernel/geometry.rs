@@ -107,9 +107,27 @@ pub const CHUNK_BYTES: u32 = 16 * 1024;
 /// exact while their product stays below 2^32 (a test checks every form's bound).
 pub const SMALL_MAX_ELEMS: u64 = 1 << 14;
 
-/// Most elements per matrix a `small` kernel with 64-bit quotients
-/// ([`crate::Kernel::with_wide_items`]) takes: its positions in a matrix plus a
-/// chunk stay below 2^32.
+/// Which of a `small` kernel's per-element divisions are 64-bit quotients
+/// ([`crate::ir::expr::Expr::quot64`]) rather than 32-bit ones
+/// ([`crate::Kernel::with_quotients`]); other forms divide per tile or batch
+/// item only and are always [`Quotients::Narrow`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Quotients {
+    /// All 32-bit: batches whose `batch x extent` stays below 2^32 for every
+    /// extent it divides by, matrices of at most [`SMALL_MAX_ELEMS`] elements.
+    #[default]
+    Narrow,
+    /// The batch items' 64-bit (any batch); matrices as [`Quotients::Narrow`].
+    Items,
+    /// The batch items' and the matrix positions' 64-bit: any batch, matrices
+    /// of up to [`SMALL_WIDE_MAX_ELEMS`] elements.
+    Wide,
+}
+
+/// Most elements per matrix a `small` kernel with 64-bit matrix quotients
+/// ([`Quotients::Wide`]) takes: its positions in a matrix plus a chunk stay
+/// below 2^32.
 pub const SMALL_WIDE_MAX_ELEMS: u64 = 1 << 31;
 
 /// Bytes a `small` kernel's thread stores per step: one 16-byte vector.

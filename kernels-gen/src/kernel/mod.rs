@@ -44,7 +44,7 @@ use crate::ir::expr::{Expr, Less, Var, MAX_FOLD, MAX_OUTER};
 use crate::kernel::batch::batch_base;
 use crate::kernel::copy::copy_moves;
 use crate::kernel::geometry::{
-    Form, Unit, MAX_NARROW, PLANAR_MAX_COLS, SMALL_MAX_ELEMS, SMALL_WIDE_MAX_ELEMS,
+    Form, Quotients, Unit, MAX_NARROW, PLANAR_MAX_COLS, SMALL_MAX_ELEMS, SMALL_WIDE_MAX_ELEMS,
 };
 use crate::kernel::layout::{swizzle_candidates, Layout, MAX_PAD};
 use crate::kernel::moves::Move;
@@ -118,7 +118,7 @@ pub struct Kernel {
     pub(crate) shared_rows: u32,
     pub(crate) outer: u8,
     pub(crate) fold: [u8; 2],
-    pub(crate) wide_items: bool,
+    pub(crate) quotients: Quotients,
     pub(crate) kernel_lets: Vec<Expr>,
     pub(crate) batch_lets: Vec<Expr>,
     pub(crate) tile_lets: Vec<Expr>,
@@ -137,7 +137,7 @@ impl Kernel {
 
     /// Builds the kernel for a layout already checked against the spec.
     pub(crate) fn assemble(spec: TransposeSpec, layout: Layout) -> Kernel {
-        Kernel::assemble_outer(spec, layout, 0, [0, 0], false)
+        Kernel::assemble_outer(spec, layout, 0, [0, 0], Quotients::Narrow)
     }
 
     /// This kernel with `outer` outer batch axes ([`crate::ir::shape::Outer`]): the
@@ -164,27 +164,30 @@ impl Kernel {
             self.layout,
             outer,
             self.fold,
-            self.wide_items,
+            self.quotients,
         ))
     }
 
-    /// This `small` kernel with 64-bit quotients: each thread finds its
-    /// elements' matrices and columns, and their batch items over the outer
-    /// axes, by [`Expr::quot64`], exact for every batch and for matrices of up
-    /// to [`SMALL_WIDE_MAX_ELEMS`] elements, where the 32-bit quotients of the
-    /// plain kernel need `batch x extent` below 2^32 and at most
-    /// [`SMALL_MAX_ELEMS`] elements (a few more instructions per element).
+    /// This `small` kernel with 64-bit quotients ([`Quotients`]): each thread
+    /// finds its elements' batch items over the outer axes ([`Quotients::Items`]),
+    /// and also their matrices and columns ([`Quotients::Wide`]), by
+    /// [`Expr::quot64`], exact for every batch and, with `Wide`, for matrices of
+    /// up to [`SMALL_WIDE_MAX_ELEMS`] elements, where 32-bit quotients need
+    /// `batch x extent` below 2^32 and at most [`SMALL_MAX_ELEMS`] elements (at
+    /// a few more instructions per element).
     ///
     /// ```
-    /// use bankfree_gen::{Kernel, TransposeSpec};
-    /// let k = Kernel::build(TransposeSpec::small(4)?)?.with_outer(1)?.with_wide_items()?;
-    /// assert!(k.entry_name().ends_with("_small_o1_q64"));
-    /// assert!(bankfree_gen::emit(&k).contains("__umul64hi"));
+    /// use bankfree_gen::{kernel::geometry::Quotients, Kernel, TransposeSpec};
+    /// let k = Kernel::build(TransposeSpec::small(4)?)?.with_outer(1)?;
+    /// let items = k.with_quotients(Quotients::Items)?;
+    /// assert!(items.entry_name().ends_with("_small_o1_q64"));
+    /// assert!(bankfree_gen::emit(&items).contains("__umul64hi"));
+    /// assert!(k.with_quotients(Quotients::Wide)?.entry_name().ends_with("_q64m"));
     /// # Ok::<(), bankfree_gen::SpecError>(())
     /// ```
-    pub fn with_wide_items(&self) -> Result<Kernel, SpecError> {
+    pub fn with_quotients(&self, quotients: Quotients) -> Result<Kernel, SpecError> {
         let g = &self.spec.geometry;
-        if g.form != Form::Small {
+        if g.form != Form::Small && quotients != Quotients::Narrow {
             return Err(SpecError::WideItems { form: g.form });
         }
         Ok(Kernel::assemble_outer(
@@ -192,7 +195,7 @@ impl Kernel {
             self.layout,
             self.outer,
             self.fold,
-            true,
+            quotients,
         ))
     }
 
@@ -223,7 +226,7 @@ impl Kernel {
             self.layout,
             self.outer,
             [rows, cols],
-            self.wide_items,
+            self.quotients,
         ))
     }
 
@@ -232,7 +235,7 @@ impl Kernel {
         layout: Layout,
         outer: u8,
         fold: [u8; 2],
-        wide_items: bool,
+        quotients: Quotients,
     ) -> Kernel {
         let geometry = spec.geometry;
         let (unit, words) = geometry.unit();
@@ -253,7 +256,10 @@ impl Kernel {
         // A small kernel folds the batch into its tiles: each thread finds its
         // elements' items itself, by the extents' multipliers.
         let (batch, gather_magics) = if geometry.form == Form::Small {
-            (batch_base(0, per), batch::magics(outer, wide_items))
+            (
+                batch_base(0, per),
+                batch::magics(outer, quotients != Quotients::Narrow),
+            )
         } else {
             (batch_base(outer, per), Vec::new())
         };
@@ -264,7 +270,8 @@ impl Kernel {
         let mut kernel_lets = tiling.lets.clone();
         kernel_lets.extend(folds.iter().flatten().cloned());
         kernel_lets.extend(gather_magics.iter().cloned());
-        let wide = (geometry.form == Form::Small && wide_items).then(|| WideMagics::new(&tiling));
+        let wide = (geometry.form == Form::Small && quotients == Quotients::Wide)
+            .then(|| WideMagics::new(&tiling));
         if let Some(w) = &wide {
             kernel_lets.extend([w.mat.clone(), w.rows.clone()]);
         }
@@ -287,7 +294,7 @@ impl Kernel {
             shared_rows: geometry.shared_rows(),
             outer,
             fold,
-            wide_items,
+            quotients,
             kernel_lets,
             batch_lets: batch.lets,
             tile_lets,
@@ -303,9 +310,9 @@ impl Kernel {
         self.fold
     }
 
-    /// Whether its item quotients are 64-bit ([`Kernel::with_wide_items`]).
-    pub fn wide_items(&self) -> bool {
-        self.wide_items
+    /// Which of its per-element divisions are 64-bit ([`Kernel::with_quotients`]).
+    pub fn quotients(&self) -> Quotients {
+        self.quotients
     }
 
     /// The spec this kernel was built from.
@@ -438,8 +445,12 @@ impl Kernel {
             Form::Small => format!(
                 "small: runs of {} destination elements across a batch of matrices of up to {} elements, written as one dense run{}",
                 g.small_chunk(),
-                if self.wide_items { SMALL_WIDE_MAX_ELEMS } else { SMALL_MAX_ELEMS },
-                if self.wide_items { ", by 64-bit quotients" } else { "" }
+                if self.quotients == Quotients::Wide { SMALL_WIDE_MAX_ELEMS } else { SMALL_MAX_ELEMS },
+                match self.quotients {
+                    Quotients::Narrow => "",
+                    Quotients::Items => ", its batch items by 64-bit quotients",
+                    Quotients::Wide => ", by 64-bit quotients",
+                }
             ),
             Form::Copy => format!(
                 "copy: runs of {} vectors of a batch item's rows, no transpose",
@@ -505,8 +516,10 @@ impl Kernel {
         if self.fold != [0, 0] {
             outer.push_str(&format!("_f{}{}", self.fold[0], self.fold[1]));
         }
-        if self.wide_items {
-            outer.push_str("_q64");
+        match self.quotients {
+            Quotients::Narrow => {}
+            Quotients::Items => outer.push_str("_q64"),
+            Quotients::Wide => outer.push_str("_q64m"),
         }
         format!(
             "bankfree_transpose_t{}_r{}_e{}{vec}_{}{form}{outer}",

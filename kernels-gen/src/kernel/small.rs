@@ -60,7 +60,7 @@ pub(crate) fn small_moves(
 }
 
 /// The 64-bit multipliers ([`Expr::magic64`]) of a `small` kernel with wide
-/// quotients ([`crate::Kernel::with_wide_items`]): of the matrix size and of
+/// matrix quotients ([`crate::kernel::geometry::Quotients::Wide`]): of the matrix size and of
 /// `rows`, so matrices of up to [`crate::kernel::geometry::SMALL_WIDE_MAX_ELEMS`]
 /// elements split exactly.
 pub(crate) struct WideMagics {

@@ -137,7 +137,7 @@ pub enum SpecError {
         form: Form,
         vec: u32,
     },
-    #[error("64-bit item quotients on a `{form}` kernel: only a `small` kernel finds its batch items per element")]
+    #[error("64-bit quotients on a `{form}` kernel: only a `small` kernel divides per element")]
     WideItems { form: Form },
     #[error("layout `{layout}` is not one strategy `{strategy}` resolves to; build the kernel from the spec (`Kernel::build`) instead")]
     Layout { layout: String, strategy: Strategy },

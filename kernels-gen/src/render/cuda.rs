@@ -14,7 +14,8 @@ use crate::ir::expr::Var;
 use crate::ir::shape::SCALAR_PARAMS;
 use crate::ir::shape::{fold_params, outer_params};
 use crate::kernel::geometry::{
-    Form, MAX_NARROW, PLANAR_MAX_COLS, SMALL_ITERS, SMALL_MAX_ELEMS, SMALL_WIDE_MAX_ELEMS,
+    Form, Quotients, MAX_NARROW, PLANAR_MAX_COLS, SMALL_ITERS, SMALL_MAX_ELEMS,
+    SMALL_WIDE_MAX_ELEMS,
 };
 use crate::kernel::launch::{dynamic_shared_bytes, MAX_GRID_X, MAX_GRID_Y};
 use crate::kernel::layout::Layout;
@@ -294,9 +295,13 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
                 h,
                 "// form:     small: 2 <= rows, rows * cols <= {}, dense matrices back to back; a block \
                  moves {} consecutive destination elements of the whole batch, gathering each from the source{}",
-                if k.wide_items() { SMALL_WIDE_MAX_ELEMS } else { SMALL_MAX_ELEMS },
+                if k.quotients() == Quotients::Wide { SMALL_WIDE_MAX_ELEMS } else { SMALL_MAX_ELEMS },
                 g.small_chunk(),
-                if k.wide_items() { "; 64-bit quotients" } else { "" }
+                match k.quotients() {
+                    Quotients::Narrow => "",
+                    Quotients::Items => "; 64-bit item quotients",
+                    Quotients::Wide => "; 64-bit quotients",
+                }
             )?;
         }
     }

@@ -24,7 +24,7 @@
 use crate::check::fit::{refusal, unsuited};
 use crate::ir::expr::MAX_OUTER;
 use crate::ir::shape::{Axis, Outer, Shape};
-use crate::kernel::geometry::{Form, SMALL_WIDE_MAX_ELEMS};
+use crate::kernel::geometry::{Form, SMALL_MAX_ELEMS, SMALL_WIDE_MAX_ELEMS};
 use crate::kernel::spec::{Strategy, TransposeSpec};
 use crate::select::choice::shape_specs;
 
@@ -146,7 +146,10 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
 
 /// Whether a copy of `shape` runs faster as a gather: where its widest copy
 /// kernel (`widest`, of 16-byte vectors) refuses the shape, so that a narrower
-/// one would run, its blocks or strides not whole vectors (H100, `permute
+/// one would run, its blocks or strides not whole vectors, and its blocks
+/// (`cols`) are at most [`SMALL_MAX_ELEMS`] elements; longer blocks copy faster
+/// however narrow (`[25,8,167772] [1,0,2]` u8: 0.82 as a copy, 0.27 gathered;
+/// `[8,11,10,19065] [2,1,0,3]` f16 0.53 and 0.39). Below that (H100, `permute
 /// --random 12` over seeds 8 to 27, each copy plan run both ways: 22 of 23 such
 /// copies ran faster gathered, `[4,209715,5] [1,0,2]` f64 0.43 of memcpy as a
 /// copy of 40-byte blocks, 1.04 gathered, `[11,55461,55] [1,0,2]` u8 0.29 and
@@ -154,7 +157,7 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
 /// whole vectors, 11 ran as fast as copies (within 1%) or faster,
 /// `[51,2,2570,4,32] [2,1,3,0,4]` u8 0.87 and 0.41).
 pub(crate) fn gathers_copy(widest: &TransposeSpec, shape: &Shape) -> bool {
-    refusal(&widest.geometry, shape).is_some()
+    shape.cols <= SMALL_MAX_ELEMS && refusal(&widest.geometry, shape).is_some()
 }
 
 /// The share of the 32-wide tiles covering a side of `n` items that it fills.

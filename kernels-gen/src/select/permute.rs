@@ -44,7 +44,7 @@
 use crate::check::fit::{kernel_refusal, kernel_unsuited};
 use crate::ir::expr::{MAX_FOLD, MAX_OUTER};
 use crate::ir::shape::{Axis, Chain, Fold, Outer, Shape, ShapeError};
-use crate::kernel::geometry::{elem_bytes_ok, ELEM_SIZES};
+use crate::kernel::geometry::{elem_bytes_ok, Quotients, ELEM_SIZES};
 use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::kernel::Kernel;
 use crate::select::choice::auto_kernels;
@@ -532,8 +532,8 @@ pub fn plan_kernels(
             .collect(),
         // The small kernel storing vectors, then single elements (for a `dst`
         // off the vectors' alignment), each followed by its 64-bit quotients'
-        // twin (for batches past 32-bit item quotients and matrices above
-        // 16384 elements).
+        // twins: of its items (batches past 32-bit item quotients), then of its
+        // items and matrices (matrices above 16384 elements).
         Kind::Gather => {
             let vector = TransposeSpec::small(elem_bytes)?;
             let mut specs = vec![vector];
@@ -543,8 +543,13 @@ pub fn plan_kernels(
             let mut out = Vec::new();
             for spec in specs {
                 let small = Kernel::build(spec)?.with_outer(outer)?;
-                let wide = small.with_wide_items()?;
-                out.extend([small, wide]);
+                let items = (outer > 0)
+                    .then(|| small.with_quotients(Quotients::Items))
+                    .transpose()?;
+                let wide = small.with_quotients(Quotients::Wide)?;
+                out.push(small);
+                out.extend(items);
+                out.push(wide);
             }
             Ok(out)
         }
@@ -561,7 +566,9 @@ pub fn plan_kernels(
                 .iter()
                 .filter_map(|k| k.with_outer(outer).ok())
                 .flat_map(|k| {
-                    let wide = (outer > 0).then(|| k.with_wide_items().ok()).flatten();
+                    let wide = (outer > 0)
+                        .then(|| k.with_quotients(Quotients::Items).ok())
+                        .flatten();
                     std::iter::once(k).chain(wide)
                 })
                 .collect())
@@ -579,11 +586,11 @@ pub fn pick<'a>(kernels: &'a [Kernel], shape: &Shape) -> Option<&'a Kernel> {
         .filter(|k| {
             k.outer() == shape.outer.n
                 && k.fold() == shape.fold.counts()
-                && kernel_refusal(&g(k), k.wide_items(), shape).is_none()
+                && kernel_refusal(&g(k), k.quotients(), shape).is_none()
         })
         .collect();
     fits.iter()
-        .find(|k| kernel_unsuited(&g(k), k.wide_items(), shape).is_none())
+        .find(|k| kernel_unsuited(&g(k), k.quotients(), shape).is_none())
         .or(fits.last())
         .copied()
 }
