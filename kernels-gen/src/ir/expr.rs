@@ -617,15 +617,12 @@ impl Expr {
             Expr::Lit(v) => out.push_str(&v.to_string()),
             Expr::Var(v) => out.push_str(v.c_name()),
             Expr::Let(name, _) | Expr::Small(name, _) => out.push_str(name),
-            Expr::MulHi(a, b) => {
-                out.push_str("__umulhi(");
-                a.write_c(out, None, false);
-                out.push_str(", ");
-                b.write_c(out, None, false);
-                out.push(')');
-            }
-            Expr::MulHi64(a, b) => {
-                out.push_str("__umul64hi(");
+            Expr::MulHi(a, b) | Expr::MulHi64(a, b) => {
+                out.push_str(if matches!(self, Expr::MulHi(..)) {
+                    "__umulhi("
+                } else {
+                    "__umul64hi("
+                });
                 a.write_c(out, None, false);
                 out.push_str(", ");
                 b.write_c(out, None, false);
