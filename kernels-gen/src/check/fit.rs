@@ -14,7 +14,6 @@ use crate::ir::expr::Var;
 use crate::ir::shape::{outer_params, Fold, Shape};
 use crate::kernel::geometry::{
     Form, Geometry, Quotients, COPY_MAX_COLS, MAX_NARROW, PLANAR_MAX_COLS, SMALL_MAX_ELEMS,
-    SMALL_WIDE_MAX_ELEMS,
 };
 use std::fmt;
 
@@ -363,12 +362,7 @@ fn fold_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
 /// (below 2^64 with `wide` ones).
 fn small_refusal(shape: &Shape, quotients: Quotients) -> Option<Refusal> {
     let elems = shape.rows.saturating_mul(shape.cols);
-    let most = if quotients == Quotients::Wide {
-        SMALL_WIDE_MAX_ELEMS
-    } else {
-        SMALL_MAX_ELEMS
-    };
-    if shape.rows < 2 || elems > most {
+    if shape.rows < 2 || elems > quotients.max_elems() {
         return Some(Refusal::NotSmall {
             rows: shape.rows,
             elems,

@@ -485,6 +485,15 @@ impl Expr {
         Expr::MulHi64(Arc::new(n), Arc::new(magic.clone()))
     }
 
+    /// `n / d` by `magic`, the multiplier of `d`: [`Expr::quot64`] for an
+    /// [`Expr::magic64`], else [`Expr::quot`] for an [`Expr::magic`].
+    pub fn divide(n: Expr, magic: &Expr) -> Expr {
+        match magic.definition() {
+            Expr::Magic64(_) => Expr::quot64(n, magic),
+            _ => Expr::quot(n, magic),
+        }
+    }
+
     /// The number of trailing zero bits of `a` (a value from 1 to 2^32 - 1).
     pub fn ctz(a: Expr) -> Expr {
         Expr::Ctz(Arc::new(a))

@@ -89,10 +89,7 @@ pub(crate) fn item_src(m: Expr, magics: &[Expr]) -> Expr {
     let mut q = m;
     for (k, magic) in magics.iter().enumerate() {
         let k = k as u8;
-        let next = match magic.definition() {
-            Expr::Magic64(_) => Expr::quot64(q.clone(), magic),
-            _ => Expr::quot(q.clone(), magic),
-        };
+        let next = Expr::divide(q.clone(), magic);
         let i = q - next.clone() * v(Var::Ext(k));
         let stride = if k == 0 {
             Var::SrcBatchStride

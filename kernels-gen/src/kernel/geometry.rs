@@ -111,8 +111,7 @@ pub const SMALL_MAX_ELEMS: u64 = 1 << 14;
 /// ([`crate::ir::expr::Expr::quot64`]) rather than 32-bit ones
 /// ([`crate::Kernel::with_quotients`]); other forms divide per tile or batch
 /// item only and are always [`Quotients::Narrow`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Quotients {
     /// All 32-bit: batches whose `batch x extent` stays below 2^32 for every
     /// extent it divides by, matrices of at most [`SMALL_MAX_ELEMS`] elements.
@@ -123,6 +122,25 @@ pub enum Quotients {
     /// The batch items' and the matrix positions' 64-bit: any batch, matrices
     /// of up to [`SMALL_WIDE_MAX_ELEMS`] elements.
     Wide,
+}
+
+impl Quotients {
+    /// Most elements per matrix a `small` kernel with these quotients takes.
+    pub fn max_elems(self) -> u64 {
+        match self {
+            Quotients::Wide => SMALL_WIDE_MAX_ELEMS,
+            _ => SMALL_MAX_ELEMS,
+        }
+    }
+
+    /// What is 64-bit, in words for a kernel's description ("" for none).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Quotients::Narrow => "",
+            Quotients::Items => "its batch items by 64-bit quotients",
+            Quotients::Wide => "by 64-bit quotients",
+        }
+    }
 }
 
 /// Most elements per matrix a `small` kernel with 64-bit matrix quotients

@@ -43,9 +43,7 @@ pub(crate) mod tiling;
 use crate::ir::expr::{Expr, Less, Var, MAX_FOLD, MAX_OUTER};
 use crate::kernel::batch::batch_base;
 use crate::kernel::copy::copy_moves;
-use crate::kernel::geometry::{
-    Form, Quotients, Unit, MAX_NARROW, PLANAR_MAX_COLS, SMALL_MAX_ELEMS, SMALL_WIDE_MAX_ELEMS,
-};
+use crate::kernel::geometry::{Form, Quotients, Unit, MAX_NARROW, PLANAR_MAX_COLS};
 use crate::kernel::layout::{swizzle_candidates, Layout, MAX_PAD};
 use crate::kernel::moves::Move;
 use crate::kernel::narrow::{narrow_moves, packed_swizzle, packed_tall_moves};
@@ -172,8 +170,8 @@ impl Kernel {
     /// finds its elements' batch items over the outer axes ([`Quotients::Items`]),
     /// and also their matrices and columns ([`Quotients::Wide`]), by
     /// [`Expr::quot64`], exact for every batch and, with `Wide`, for matrices of
-    /// up to [`SMALL_WIDE_MAX_ELEMS`] elements, where 32-bit quotients need
-    /// `batch x extent` below 2^32 and at most [`SMALL_MAX_ELEMS`] elements (at
+    /// up to [`Quotients::max_elems`] elements, where 32-bit quotients need
+    /// `batch x extent` below 2^32 and at most 16384 elements (at
     /// a few more instructions per element).
     ///
     /// ```
@@ -188,7 +186,7 @@ impl Kernel {
     pub fn with_quotients(&self, quotients: Quotients) -> Result<Kernel, SpecError> {
         let g = &self.spec.geometry;
         if g.form != Form::Small && quotients != Quotients::Narrow {
-            return Err(SpecError::WideItems { form: g.form });
+            return Err(SpecError::Quotients { form: g.form });
         }
         Ok(Kernel::assemble_outer(
             self.spec,
@@ -443,14 +441,11 @@ impl Kernel {
                 MAX_NARROW
             ),
             Form::Small => format!(
-                "small: runs of {} destination elements across a batch of matrices of up to {} elements, written as one dense run{}",
+                "small: runs of {} destination elements across a batch of matrices of up to {} elements, written as one dense run{}{}",
                 g.small_chunk(),
-                if self.quotients == Quotients::Wide { SMALL_WIDE_MAX_ELEMS } else { SMALL_MAX_ELEMS },
-                match self.quotients {
-                    Quotients::Narrow => "",
-                    Quotients::Items => ", its batch items by 64-bit quotients",
-                    Quotients::Wide => ", by 64-bit quotients",
-                }
+                self.quotients.max_elems(),
+                if self.quotients == Quotients::Narrow { "" } else { ", " },
+                self.quotients.describe()
             ),
             Form::Copy => format!(
                 "copy: runs of {} vectors of a batch item's rows, no transpose",

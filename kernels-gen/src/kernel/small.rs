@@ -17,8 +17,8 @@ use crate::kernel::tiling::Tiling;
 /// with outer batch axes, the multi-index of `m` over them ([`item_src`], with
 /// the extents' multipliers `magics`). A tile starts at `base = t * chunk`, in
 /// matrix `m0 = base / mat` at offset `off0` (one division per tile); inside it
-/// the thread's positions are small, so `m` and `c` come from 32-bit magic
-/// divisions.
+/// the thread's positions are small, so `m` and `c` come from magic divisions:
+/// 32-bit ones, or with `wide` ([`WideMagics`]) 64-bit ones.
 pub(crate) fn small_moves(
     g: &Geometry,
     t: &Tiling,
@@ -37,15 +37,13 @@ pub(crate) fn small_moves(
     // array's `Var::K` runs over its words instead).
     let lane_k = if vec > 1 { v(Var::K) } else { Expr::Lit(0) };
     let local = off0.clone() + f.clone() + lane_k.clone();
-    let (dm, c) = match wide {
-        Some(w) => (Expr::quot64(local.clone(), &w.mat), w.rows.clone()),
-        None => (Expr::quot(local.clone(), &t.mat_m), t.rows_m.clone()),
+    let (mat_m, rows_m) = match wide {
+        Some(w) => (&w.mat, &w.rows),
+        None => (&t.mat_m, &t.rows_m),
     };
+    let dm = Expr::divide(local.clone(), mat_m);
     let within = local - dm.clone() * t.mat.clone();
-    let c = match wide {
-        Some(_) => Expr::quot64(within.clone(), &c),
-        None => Expr::quot(within.clone(), &c),
-    };
+    let c = Expr::divide(within.clone(), rows_m);
     let r = within - c.clone() * v(Var::Rows);
     let src_elem = item_src(m0 + dm, magics) + r * v(Var::SrcLd) + c;
     let pos = base.clone() + f.clone() + lane_k;
@@ -60,9 +58,9 @@ pub(crate) fn small_moves(
 }
 
 /// The 64-bit multipliers ([`Expr::magic64`]) of a `small` kernel with wide
-/// matrix quotients ([`crate::kernel::geometry::Quotients::Wide`]): of the matrix size and of
-/// `rows`, so matrices of up to [`crate::kernel::geometry::SMALL_WIDE_MAX_ELEMS`]
-/// elements split exactly.
+/// matrix quotients ([`crate::kernel::geometry::Quotients::Wide`]): of the
+/// matrix size and of `rows`, so matrices of up to
+/// [`crate::kernel::geometry::SMALL_WIDE_MAX_ELEMS`] elements split exactly.
 pub(crate) struct WideMagics {
     pub mat: Expr,
     pub rows: Expr,

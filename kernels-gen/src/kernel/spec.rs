@@ -138,7 +138,7 @@ pub enum SpecError {
         vec: u32,
     },
     #[error("64-bit quotients on a `{form}` kernel: only a `small` kernel divides per element")]
-    WideItems { form: Form },
+    Quotients { form: Form },
     #[error("layout `{layout}` is not one strategy `{strategy}` resolves to; build the kernel from the spec (`Kernel::build`) instead")]
     Layout { layout: String, strategy: Strategy },
     #[error("no XOR swizzle makes tile {tile} with {elem_bytes}-byte elements and {block_rows} thread rows conflict-free; use `strategy = pad` or another block_rows")]

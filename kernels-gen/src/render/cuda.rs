@@ -13,10 +13,7 @@ use crate::check::index32::{INDEX64_DEFINE, INDEX64_SUFFIX};
 use crate::ir::expr::Var;
 use crate::ir::shape::SCALAR_PARAMS;
 use crate::ir::shape::{fold_params, outer_params};
-use crate::kernel::geometry::{
-    Form, Quotients, MAX_NARROW, PLANAR_MAX_COLS, SMALL_ITERS, SMALL_MAX_ELEMS,
-    SMALL_WIDE_MAX_ELEMS,
-};
+use crate::kernel::geometry::{Form, Quotients, MAX_NARROW, PLANAR_MAX_COLS, SMALL_ITERS};
 use crate::kernel::launch::{dynamic_shared_bytes, MAX_GRID_X, MAX_GRID_Y};
 use crate::kernel::layout::Layout;
 use crate::kernel::Kernel;
@@ -294,14 +291,11 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
             writeln!(
                 h,
                 "// form:     small: 2 <= rows, rows * cols <= {}, dense matrices back to back; a block \
-                 moves {} consecutive destination elements of the whole batch, gathering each from the source{}",
-                if k.quotients() == Quotients::Wide { SMALL_WIDE_MAX_ELEMS } else { SMALL_MAX_ELEMS },
+                 moves {} consecutive destination elements of the whole batch, gathering each from the source{}{}",
+                k.quotients().max_elems(),
                 g.small_chunk(),
-                match k.quotients() {
-                    Quotients::Narrow => "",
-                    Quotients::Items => "; 64-bit item quotients",
-                    Quotients::Wide => "; 64-bit quotients",
-                }
+                if k.quotients() == Quotients::Narrow { "" } else { "; " },
+                k.quotients().describe()
             )?;
         }
     }
