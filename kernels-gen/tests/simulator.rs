@@ -5,7 +5,7 @@ mod common;
 
 use common::noise;
 
-use bankfree_gen::check::fit::refusal;
+use bankfree_gen::check::fit::{kernel_refusal, refusal};
 use bankfree_gen::check::index32::proven;
 use bankfree_gen::check::sim::{self, Grid, SimError};
 use bankfree_gen::ir::expr::{Env, Var};
@@ -512,7 +512,8 @@ fn small_kernels_cover_every_element_once() {
 fn wide_quotients_split_any_batch_and_long_matrices() {
     // A batch whose inner axis has 65537 items and `batch * extent` past 2^32: a
     // 32-bit quotient by 65537 is off by one from item 65536 on, so the plain
-    // small kernel refuses it and its 64-bit twins run it, in both index builds.
+    // small kernel refuses it and its exact and 64-bit twins run it, in both
+    // index builds.
     for e in [1, 4] {
         let plain = Kernel::build(TransposeSpec::small(e).expect("valid"))
             .and_then(|k| k.with_outer(1))
@@ -531,6 +532,21 @@ fn wide_quotients_split_any_batch_and_long_matrices() {
             ..Shape::batched(e0 * e1, rows, cols)
         };
         refuses(&plain, &shape);
+        // Past 2^31 items the exact quotients' sum would need a 33rd bit: only
+        // the 64-bit twin takes such a batch.
+        let huge = Shape {
+            src_batch_stride: e1 * mat,
+            outer: Outer::new(&[Axis {
+                ext: e1,
+                src: mat,
+                dst: mat << 31,
+            }])
+            .expect("one axis"),
+            ..Shape::batched(e1 << 31, rows, cols)
+        };
+        let g = plain.spec().geometry;
+        assert!(kernel_refusal(&g, Quotients::Items, &huge).is_some());
+        assert!(kernel_refusal(&g, Quotients::Wide, &huge).is_none());
         for q in [Quotients::Items, Quotients::Wide] {
             let wide = plain
                 .with_quotients(q)

@@ -23,7 +23,7 @@ pub struct KernelSource {
     /// Further axes of the folded tile sides (rows, columns): the parameters
     /// after the outer axes'.
     fold: [u8; 2],
-    /// A small kernel's 64-bit quotients (`Kernel::with_quotients`): a shape
+    /// A small kernel's wider quotients (`Kernel::with_quotients`): a shape
     /// fact the fit checks.
     quotients: Quotients,
     index64: bool,
@@ -142,7 +142,7 @@ impl KernelSource {
         self.fold
     }
 
-    /// Which of a small kernel's divisions are 64-bit (`Kernel::with_quotients`).
+    /// Which of a small kernel's divisions are wider than plain 32-bit ones (`Kernel::with_quotients`).
     pub fn quotients(&self) -> Quotients {
         self.quotients
     }

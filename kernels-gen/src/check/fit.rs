@@ -13,7 +13,8 @@
 use crate::ir::expr::Var;
 use crate::ir::shape::{outer_params, Fold, Shape};
 use crate::kernel::geometry::{
-    Form, Geometry, Quotients, COPY_MAX_COLS, MAX_NARROW, PLANAR_MAX_COLS, SMALL_MAX_ELEMS,
+    Form, Geometry, Quotients, COPY_MAX_COLS, MAX_NARROW, PLANAR_MAX_COLS, SMALL_ITEMS_MAX_BATCH,
+    SMALL_MAX_ELEMS,
 };
 use std::fmt;
 
@@ -358,8 +359,9 @@ fn fold_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
 /// more and at most [`SMALL_MAX_ELEMS`] elements, the destination one dense run
 /// (each matrix dense, the matrices back to back over every batch axis); the
 /// source any layout. Outer batch axes need extents of 2 or more and `batch x
-/// extent` below 2^32, where a thread's 32-bit quotients find its items exactly
-/// (below 2^64 with `wide` ones).
+/// extent` below 2^32, where a thread's plain 32-bit quotients find its items
+/// exactly (with exact ones a batch of at most [`SMALL_ITEMS_MAX_BATCH`]
+/// items, with 64-bit ones any batch).
 fn small_refusal(shape: &Shape, quotients: Quotients) -> Option<Refusal> {
     let elems = shape.rows.saturating_mul(shape.cols);
     if shape.rows < 2 || elems > quotients.max_elems() {
@@ -394,15 +396,12 @@ fn small_refusal(shape: &Shape, quotients: Quotients) -> Option<Refusal> {
     }
     // The kernel divides by every extent but the outermost.
     let divisors = &exts[..usize::from(shape.outer.n)];
-    let limit = if quotients == Quotients::Narrow {
-        1 << 32
-    } else {
-        u64::MAX
+    let exact = |ext: u64| match quotients {
+        Quotients::Narrow => shape.batch.checked_mul(ext).is_some_and(|x| x < 1 << 32),
+        Quotients::Items => shape.batch <= SMALL_ITEMS_MAX_BATCH,
+        Quotients::Wide => true,
     };
-    if let Some(&ext) = divisors
-        .iter()
-        .find(|&&ext| ext < 2 || shape.batch.checked_mul(ext).is_none_or(|x| x >= limit))
-    {
+    if let Some(&ext) = divisors.iter().find(|&&ext| ext < 2 || !exact(ext)) {
         return Some(Refusal::FoldSplit {
             side: "batch",
             n: shape.batch,

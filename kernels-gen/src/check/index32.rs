@@ -117,6 +117,15 @@ fn bound(e: &Expr, r: &Ranges) -> Result<Span, Wide> {
             exact(bound(d, r)?)?;
             None
         }
+        // A 32-bit multiplier, and a shift of at most 31, of an exact divisor.
+        Expr::Magic32(d) => {
+            exact(bound(d, r)?)?;
+            span(1, U32 - 1)
+        }
+        Expr::Shift32(d) => {
+            exact(bound(d, r)?)?;
+            span(0, 31)
+        }
         Expr::Ctz(a) => match exact(bound(a, r)?)? {
             (lo, hi) if lo == hi && lo > 0 => {
                 span(lo.trailing_zeros().into(), lo.trailing_zeros().into())

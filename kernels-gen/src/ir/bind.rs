@@ -62,6 +62,16 @@ impl Expr {
                 let folded = lit(&a);
                 fold(Expr::Ctz(Arc::new(a)), folded)
             }
+            Expr::Magic32(a) => {
+                let a = a.bind(env, free);
+                let folded = lit(&a);
+                fold(Expr::Magic32(Arc::new(a)), folded)
+            }
+            Expr::Shift32(a) => {
+                let a = a.bind(env, free);
+                let folded = lit(&a);
+                fold(Expr::Shift32(Arc::new(a)), folded)
+            }
         }
     }
 }

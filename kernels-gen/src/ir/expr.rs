@@ -404,6 +404,8 @@ pub enum EvalError {
     Negative { value: i64 },
     #[error("64-bit division multiplier of {value}: the divisor must be 2 or more")]
     Magic64 { value: i64 },
+    #[error("exact 32-bit division by {value}: the divisor must be 1 to 2^31")]
+    Divisor { value: i64 },
 }
 
 /// An integer expression over [`Var`]s.
@@ -434,6 +436,13 @@ pub enum Expr {
     /// The trailing zero bits of a non-zero 32-bit value, `(__ffs(a) - 1)`: a shift
     /// by it divides by the value's lowest set bit without a division.
     Ctz(Arc<Expr>),
+    /// The multiplier of [`Expr::quot_exact`] by a divisor `d` from 1 to 2^31:
+    /// `floor(2^32 * (2^s - d) / d) + 1` with `s` = [`Expr::Shift32`] of `d`, a
+    /// 32-bit value computed in 64 bits in either build.
+    Magic32(Arc<Expr>),
+    /// `ceil(log2(d))` of a divisor `d` from 1 to 2^31, `(32 - __clz(d - 1))`:
+    /// the shift of [`Expr::quot_exact`].
+    Shift32(Arc<Expr>),
 }
 
 impl Expr {
@@ -485,11 +494,39 @@ impl Expr {
         Expr::MulHi64(Arc::new(n), Arc::new(magic.clone()))
     }
 
+    /// The multiplier that turns a division by `d` (1 to 2^31) into
+    /// [`Expr::quot_exact`], named and declared `unsigned` (the kernel computes it
+    /// once, in 64-bit arithmetic).
+    pub fn magic_exact(name: &'static str, d: Expr) -> Expr {
+        Expr::small(name, Expr::Magic32(Arc::new(d)))
+    }
+
+    /// `n / d` as `(__umulhi(n, magic) + n) >> s`, where `magic` is
+    /// [`Expr::magic_exact`] of `d` and `s = ceil(log2(d))`: the round-up method
+    /// (Granlund and Montgomery), exact for every `n` below 2^32 whatever `d`,
+    /// where [`Expr::quot`] needs `n * d < 2^32`. With `M = magic + 2^32 =
+    /// floor(2^(32+s) / d) + 1` the result is `floor(n * M / 2^(32+s))`, and `M *
+    /// d` exceeds `2^(32+s)` by at most `d <= 2^s`, so the error over `n / d` is
+    /// below `n / (2^32 * d)`, less than `1 / d`: too small to carry the fraction
+    /// of `n / d` over an integer. The sum needs a 33rd bit for `n` of 2^31 or
+    /// more, so callers keep `n` below 2^31 (the fit does); it is three 32-bit
+    /// operations in either build, where [`Expr::quot64`] is a 64-bit high-half
+    /// multiply.
+    pub fn quot_exact(n: Expr, magic: &Expr) -> Expr {
+        let Expr::Magic32(d) = magic.definition() else {
+            return Expr::quot(n, magic);
+        };
+        let shift = Expr::Shift32(d.clone());
+        (Expr::quot(n.clone(), magic) + n) >> shift
+    }
+
     /// `n / d` by `magic`, the multiplier of `d`: [`Expr::quot64`] for an
-    /// [`Expr::magic64`], else [`Expr::quot`] for an [`Expr::magic`].
+    /// [`Expr::magic64`], [`Expr::quot_exact`] for an [`Expr::magic_exact`], else
+    /// [`Expr::quot`] for an [`Expr::magic`].
     pub fn divide(n: Expr, magic: &Expr) -> Expr {
         match magic.definition() {
             Expr::Magic64(_) => Expr::quot64(n, magic),
+            Expr::Magic32(_) => Expr::quot_exact(n, magic),
             _ => Expr::quot(n, magic),
         }
     }
@@ -560,6 +597,8 @@ impl Expr {
             }
             Expr::MulHi64(a, b) => mul_hi64(a.eval(env)?, b.eval(env)?),
             Expr::Magic64(d) => magic64(d.eval(env)?),
+            Expr::Magic32(d) => magic32(d.eval(env)?),
+            Expr::Shift32(d) => shift32(d.eval(env)?),
             Expr::Ctz(a) => {
                 let x = a.eval(env)?;
                 match u32::try_from(x) {
@@ -578,7 +617,7 @@ impl Expr {
             Expr::Bin(_, a, b) => a.uses(v) || b.uses(v),
             Expr::Let(_, d) | Expr::Small(_, d) => d.uses(v),
             Expr::MulHi(a, b) | Expr::MulHi64(a, b) => a.uses(v) || b.uses(v),
-            Expr::Magic64(a) | Expr::Ctz(a) => a.uses(v),
+            Expr::Magic64(a) | Expr::Ctz(a) | Expr::Magic32(a) | Expr::Shift32(a) => a.uses(v),
         }
     }
 
@@ -641,6 +680,17 @@ impl Expr {
                 out.push_str("(0xFFFFFFFFFFFFFFFFull / ");
                 d.write_c(out, Some(Op::Div), true);
                 out.push_str(" + 1)");
+            }
+            Expr::Magic32(d) => {
+                let d = d.c();
+                out.push_str(&format!(
+                    "(unsigned)(0x100000000ull * ((1ull << (32 - __clz({d} - 1))) - {d}) / {d} + 1)"
+                ));
+            }
+            Expr::Shift32(d) => {
+                out.push_str("(32 - __clz(");
+                d.write_c(out, Some(Op::Sub), false);
+                out.push_str(" - 1))");
             }
             Expr::Ctz(a) => {
                 out.push_str("(__ffs(");
@@ -724,6 +774,22 @@ pub(crate) fn magic64(d: i64) -> Result<i64, EvalError> {
         Ok(d) if d >= 2 => Ok((u64::MAX / d + 1) as i64),
         _ => Err(EvalError::Magic64 { value: d }),
     }
+}
+
+/// `ceil(log2(d))` for a divisor `d` from 1 to 2^31 ([`Expr::Shift32`]).
+pub(crate) fn shift32(d: i64) -> Result<i64, EvalError> {
+    match u32::try_from(d) {
+        Ok(d) if (1..=1 << 31).contains(&d) => Ok(i64::from(32 - (d - 1).leading_zeros())),
+        _ => Err(EvalError::Divisor { value: d }),
+    }
+}
+
+/// The multiplier of [`Expr::quot_exact`] for a divisor `d` from 1 to 2^31
+/// ([`Expr::Magic32`]): `floor(2^32 * (2^s - d) / d) + 1`, below 2^32.
+pub(crate) fn magic32(d: i64) -> Result<i64, EvalError> {
+    let s = shift32(d)?;
+    let d = d as u64;
+    Ok(((1u64 << 32) * ((1u64 << s) - d) / d + 1) as i64)
 }
 
 /// `a < b`, the only comparison a kernel needs (bounds guards).
@@ -876,6 +942,50 @@ mod tests {
             q.eval(&Env::default()),
             Err(EvalError::NotU32 { value: 1 << 32 })
         );
+    }
+
+    #[test]
+    fn exact_quotients_hold_for_every_numerator_below_2_31() {
+        let m = Expr::magic_exact("m", Expr::var(Var::Ty));
+        let q = Expr::divide(Expr::var(Var::Tx), &m);
+        assert_eq!(q.c(), "(__umulhi(tx, m) + tx) >> (32 - __clz(ty - 1))");
+        // Divisors where `quot` fails first (large ones, powers of two and their
+        // neighbours), numerators at the ends of their range and the multiples'
+        // edges, in both builds' arithmetic.
+        let top = (1i64 << 31) - 1;
+        for d in [
+            1i64,
+            2,
+            3,
+            5,
+            7,
+            641,
+            65537,
+            149130,
+            6700417,
+            1 << 20,
+            (1 << 20) + 1,
+        ]
+        .into_iter()
+        .chain([(1 << 30) - 1, 1 << 30, top, 1 << 31])
+        {
+            let mut env = Env::default();
+            env.set(Var::Ty, d);
+            let edges = (1..64).flat_map(|k| {
+                let x = top / 64 * k / d * d;
+                [x - 1, x, x + 1]
+            });
+            for n in (0..300).chain(edges).chain(top - 300..=top) {
+                env.set(Var::Tx, n.max(0));
+                for index32 in [false, true] {
+                    env.index32 = index32;
+                    assert_eq!(q.eval(&env), Ok(n.max(0) / d), "{n} / {d}");
+                }
+            }
+        }
+        let mut env = Env::default();
+        env.set(Var::Ty, 0);
+        assert_eq!(m.eval(&env), Err(EvalError::Divisor { value: 0 }));
     }
 
     #[test]

@@ -13,7 +13,9 @@
 //! assert_eq!(tape.eval(&env), e.eval(&env));
 //! ```
 
-use super::expr::{magic64, mul_hi64, Env, EvalError, Expr, Guard, Less, Op, Var};
+use super::expr::{
+    magic32, magic64, mul_hi64, shift32, Env, EvalError, Expr, Guard, Less, Op, Var,
+};
 
 /// An operand of a step.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -30,6 +32,8 @@ enum Kind {
     MulHi,
     MulHi64,
     Magic64,
+    Magic32,
+    Shift32,
     Ctz,
 }
 
@@ -131,6 +135,8 @@ impl Tape {
                 }
                 Kind::MulHi64 => mul_hi64(a, read(s.b, &regs)?)?,
                 Kind::Magic64 => magic64(a)?,
+                Kind::Magic32 => magic32(a)?,
+                Kind::Shift32 => shift32(a)?,
             };
         }
         read(self.out, &regs)
@@ -166,6 +172,14 @@ fn flatten(e: &Expr, steps: &mut Vec<Step>) -> Arg {
         Expr::Ctz(a) => {
             let a = flatten(a, steps);
             push(steps, Kind::Ctz, a, Arg::Lit(0))
+        }
+        Expr::Magic32(d) => {
+            let d = flatten(d, steps);
+            push(steps, Kind::Magic32, d, Arg::Lit(0))
+        }
+        Expr::Shift32(d) => {
+            let d = flatten(d, steps);
+            push(steps, Kind::Shift32, d, Arg::Lit(0))
         }
     }
 }

@@ -3,6 +3,7 @@
 //! used by every form's global places.
 
 use crate::ir::expr::{Expr, Var, MAX_OUTER};
+use crate::kernel::geometry::Quotients;
 
 /// A batch item's start in `src` and `dst` (in the units `per` converts strides
 /// to), and the named values the kernel declares in its batch loop to get there.
@@ -63,16 +64,18 @@ pub(crate) fn batch_base(outer: u8, per: impl Fn(Var) -> Expr) -> BatchBase {
     BatchBase { lets, src, dst }
 }
 
-/// The multipliers of the extents of batch axes `0..outer` ([`Expr::magic`], or
-/// with `wide` [`Expr::magic64`]), declared once per kernel, for [`item_src`].
-pub(crate) fn magics(outer: u8, wide: bool) -> Vec<Expr> {
+/// The multipliers of the extents of batch axes `0..outer`, declared once per
+/// kernel, for [`item_src`]: [`Expr::magic`] ones for [`Quotients::Narrow`],
+/// [`Expr::magic_exact`] ones for [`Quotients::Items`], [`Expr::magic64`] ones
+/// for [`Quotients::Wide`].
+pub(crate) fn magics(outer: u8, quotients: Quotients) -> Vec<Expr> {
     (0..outer.min(MAX_OUTER))
         .map(|k| {
             let (name, ext) = (MAGICS[usize::from(k)], Expr::var(Var::Ext(k)));
-            if wide {
-                Expr::magic64(name, ext)
-            } else {
-                Expr::magic(name, ext)
+            match quotients {
+                Quotients::Narrow => Expr::magic(name, ext),
+                Quotients::Items => Expr::magic_exact(name, ext),
+                Quotients::Wide => Expr::magic64(name, ext),
             }
         })
         .collect()
@@ -81,8 +84,9 @@ pub(crate) fn magics(outer: u8, wide: bool) -> Vec<Expr> {
 /// Where batch item `m` (an expression a thread computes per element) starts in
 /// `src`: `m * src_batch_stride` with no outer axes, else its multi-index over
 /// the axes' extents (as in [`batch_base`]) by the quotients of `magics`
-/// ([`magics`]: 32-bit ones are exact while `batch * extent < 2^32`, which the
-/// fit checks, 64-bit ones always).
+/// ([`magics`]: 32-bit ones are exact while `batch * extent < 2^32`, exact
+/// 32-bit ones while `batch` is at most 2^31, which the fit checks, 64-bit ones
+/// always).
 pub(crate) fn item_src(m: Expr, magics: &[Expr]) -> Expr {
     let v = Expr::var;
     let mut src = Expr::Lit(0);
@@ -163,10 +167,10 @@ mod tests {
         let plain = batch_base(0, Expr::var);
         assert_eq!(plain.src.c(), "b * src_batch_stride");
 
-        // A small kernel's per-element split by 32-bit or 64-bit quotients
-        // agrees too, in either build.
-        for wide in [false, true] {
-            let src = item_src(Expr::var(Var::Batch), &magics(3, wide));
+        // A small kernel's per-element split by each level's quotients agrees
+        // too, in either build.
+        for q in [Quotients::Narrow, Quotients::Items, Quotients::Wide] {
+            let src = item_src(Expr::var(Var::Batch), &magics(3, q));
             for index32 in [false, true] {
                 env.index32 = index32;
                 for b in 0..shape.batch {

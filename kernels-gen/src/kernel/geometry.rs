@@ -107,8 +107,9 @@ pub const CHUNK_BYTES: u32 = 16 * 1024;
 /// exact while their product stays below 2^32 (a test checks every form's bound).
 pub const SMALL_MAX_ELEMS: u64 = 1 << 14;
 
-/// Which of a `small` kernel's per-element divisions are 64-bit quotients
-/// ([`crate::ir::expr::Expr::quot64`]) rather than 32-bit ones
+/// Which of a `small` kernel's per-element divisions are exact 32-bit
+/// ([`crate::ir::expr::Expr::quot_exact`]) or 64-bit quotients
+/// ([`crate::ir::expr::Expr::quot64`]) rather than plain 32-bit ones
 /// ([`crate::Kernel::with_quotients`]); other forms divide per tile or batch
 /// item only and are always [`Quotients::Narrow`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -117,7 +118,8 @@ pub enum Quotients {
     /// extent it divides by, matrices of at most [`SMALL_MAX_ELEMS`] elements.
     #[default]
     Narrow,
-    /// The batch items' 64-bit (any batch); matrices as [`Quotients::Narrow`].
+    /// The batch items' exact 32-bit (batches of up to [`SMALL_ITEMS_MAX_BATCH`]
+    /// items); matrices as [`Quotients::Narrow`].
     Items,
     /// The batch items' and the matrix positions' 64-bit: any batch, matrices
     /// of up to [`SMALL_WIDE_MAX_ELEMS`] elements.
@@ -137,11 +139,16 @@ impl Quotients {
     pub fn describe(self) -> &'static str {
         match self {
             Quotients::Narrow => "",
-            Quotients::Items => "its batch items by 64-bit quotients",
+            Quotients::Items => "its batch items by exact 32-bit quotients",
             Quotients::Wide => "by 64-bit quotients",
         }
     }
 }
+
+/// Most batch items a `small` kernel with exact 32-bit item quotients
+/// ([`Quotients::Items`]) takes: an item index and its quotient's high half then
+/// sum below 2^32 in either build.
+pub const SMALL_ITEMS_MAX_BATCH: u64 = 1 << 31;
 
 /// Most elements per matrix a `small` kernel with 64-bit matrix quotients
 /// ([`Quotients::Wide`]) takes: its positions in a matrix plus a chunk stay

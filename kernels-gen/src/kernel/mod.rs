@@ -166,20 +166,21 @@ impl Kernel {
         ))
     }
 
-    /// This `small` kernel with 64-bit quotients ([`Quotients`]): each thread
-    /// finds its elements' batch items over the outer axes ([`Quotients::Items`]),
-    /// and also their matrices and columns ([`Quotients::Wide`]), by
-    /// [`Expr::quot64`], exact for every batch and, with `Wide`, for matrices of
-    /// up to [`Quotients::max_elems`] elements, where 32-bit quotients need
-    /// `batch x extent` below 2^32 and at most 16384 elements (at
-    /// a few more instructions per element).
+    /// This `small` kernel with wider quotients ([`Quotients`]): each thread
+    /// finds its elements' batch items over the outer axes by
+    /// [`Expr::quot_exact`], exact for batches of up to 2^31 items
+    /// ([`Quotients::Items`]), or its items, matrices and columns by
+    /// [`Expr::quot64`], exact for every batch and matrices of up to
+    /// [`Quotients::max_elems`] elements ([`Quotients::Wide`]), where the plain
+    /// 32-bit quotients need `batch x extent` below 2^32 and at most 16384
+    /// elements (at a few more instructions per element).
     ///
     /// ```
     /// use bankfree_gen::{kernel::geometry::Quotients, Kernel, TransposeSpec};
     /// let k = Kernel::build(TransposeSpec::small(4)?)?.with_outer(1)?;
     /// let items = k.with_quotients(Quotients::Items)?;
-    /// assert!(items.entry_name().ends_with("_small_o1_q64"));
-    /// assert!(bankfree_gen::emit(&items).contains("__umul64hi"));
+    /// assert!(items.entry_name().ends_with("_small_o1_qx"));
+    /// assert!(bankfree_gen::emit(&items).contains("__clz"));
     /// assert!(k.with_quotients(Quotients::Wide)?.entry_name().ends_with("_q64m"));
     /// # Ok::<(), bankfree_gen::SpecError>(())
     /// ```
@@ -254,10 +255,7 @@ impl Kernel {
         // A small kernel folds the batch into its tiles: each thread finds its
         // elements' items itself, by the extents' multipliers.
         let (batch, gather_magics) = if geometry.form == Form::Small {
-            (
-                batch_base(0, per),
-                batch::magics(outer, quotients != Quotients::Narrow),
-            )
+            (batch_base(0, per), batch::magics(outer, quotients))
         } else {
             (batch_base(outer, per), Vec::new())
         };
@@ -308,7 +306,8 @@ impl Kernel {
         self.fold
     }
 
-    /// Which of its per-element divisions are 64-bit ([`Kernel::with_quotients`]).
+    /// Which of its per-element divisions are wider than plain 32-bit quotients
+    /// ([`Kernel::with_quotients`]).
     pub fn quotients(&self) -> Quotients {
         self.quotients
     }
@@ -513,7 +512,7 @@ impl Kernel {
         }
         match self.quotients {
             Quotients::Narrow => {}
-            Quotients::Items => outer.push_str("_q64"),
+            Quotients::Items => outer.push_str("_qx"),
             Quotients::Wide => outer.push_str("_q64m"),
         }
         format!(

@@ -531,9 +531,10 @@ pub fn plan_kernels(
             })
             .collect(),
         // The small kernel storing vectors, then single elements (for a `dst`
-        // off the vectors' alignment), each followed by its 64-bit quotients'
-        // twins: of its items (batches past 32-bit item quotients), then of its
-        // items and matrices (matrices above 16384 elements).
+        // off the vectors' alignment), each followed by its wider quotients'
+        // twins: exact 32-bit ones of its items (batches past plain 32-bit item
+        // quotients), then 64-bit ones of its items and matrices (matrices above
+        // 16384 elements, batches above 2^31 items).
         Kind::Gather => {
             let vector = TransposeSpec::small(elem_bytes)?;
             let mut specs = vec![vector];
@@ -560,16 +561,18 @@ pub fn plan_kernels(
         }
         Kind::Transpose => {
             let base = Kernel::build(TransposeSpec::new(32, elem_bytes, strategy)?)?;
-            // A small kernel over outer axes is followed by its 64-bit item
-            // quotients' twin, for batches its 32-bit quotients cannot split.
+            // A small kernel over outer axes is followed by its wider quotients'
+            // twins, for batches its plain 32-bit quotients cannot split.
             Ok(auto_kernels(&base)
                 .iter()
                 .filter_map(|k| k.with_outer(outer).ok())
                 .flat_map(|k| {
-                    let wide = (outer > 0)
-                        .then(|| k.with_quotients(Quotients::Items).ok())
-                        .flatten();
-                    std::iter::once(k).chain(wide)
+                    let twins: Vec<Kernel> = [Quotients::Items, Quotients::Wide]
+                        .iter()
+                        .filter(|_| outer > 0)
+                        .filter_map(|&q| k.with_quotients(q).ok())
+                        .collect();
+                    std::iter::once(k).chain(twins)
                 })
                 .collect())
         }
