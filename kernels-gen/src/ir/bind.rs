@@ -57,20 +57,15 @@ impl Expr {
             // Kept as an operation: a 64-bit value, which a literal would lose
             // in the 32-bit build's arithmetic.
             Expr::Magic64(d) => Expr::Magic64(Arc::new(d.bind(env, free))),
-            Expr::Ctz(a) => {
-                let a = a.bind(env, free);
+            Expr::Ctz(a) | Expr::Magic32(a) | Expr::Shift32(a) => {
+                let a = Arc::new(a.bind(env, free));
                 let folded = lit(&a);
-                fold(Expr::Ctz(Arc::new(a)), folded)
-            }
-            Expr::Magic32(a) => {
-                let a = a.bind(env, free);
-                let folded = lit(&a);
-                fold(Expr::Magic32(Arc::new(a)), folded)
-            }
-            Expr::Shift32(a) => {
-                let a = a.bind(env, free);
-                let folded = lit(&a);
-                fold(Expr::Shift32(Arc::new(a)), folded)
+                let e = match self {
+                    Expr::Ctz(_) => Expr::Ctz(a),
+                    Expr::Magic32(_) => Expr::Magic32(a),
+                    _ => Expr::Shift32(a),
+                };
+                fold(e, folded)
             }
         }
     }

@@ -165,21 +165,15 @@ fn flatten(e: &Expr, steps: &mut Vec<Step>) -> Arg {
             let (a, b) = (flatten(a, steps), flatten(b, steps));
             push(steps, Kind::MulHi64, a, b)
         }
-        Expr::Magic64(d) => {
-            let d = flatten(d, steps);
-            push(steps, Kind::Magic64, d, Arg::Lit(0))
-        }
-        Expr::Ctz(a) => {
+        Expr::Magic64(a) | Expr::Magic32(a) | Expr::Shift32(a) | Expr::Ctz(a) => {
+            let kind = match e {
+                Expr::Magic64(_) => Kind::Magic64,
+                Expr::Magic32(_) => Kind::Magic32,
+                Expr::Shift32(_) => Kind::Shift32,
+                _ => Kind::Ctz,
+            };
             let a = flatten(a, steps);
-            push(steps, Kind::Ctz, a, Arg::Lit(0))
-        }
-        Expr::Magic32(d) => {
-            let d = flatten(d, steps);
-            push(steps, Kind::Magic32, d, Arg::Lit(0))
-        }
-        Expr::Shift32(d) => {
-            let d = flatten(d, steps);
-            push(steps, Kind::Shift32, d, Arg::Lit(0))
+            push(steps, kind, a, Arg::Lit(0))
         }
     }
 }
