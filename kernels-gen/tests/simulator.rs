@@ -533,7 +533,7 @@ fn wide_quotients_split_any_batch_and_long_matrices() {
         };
         refuses(&plain, &shape);
         // Past 2^31 items the exact quotients' sum would need a 33rd bit: only
-        // the 64-bit twin takes such a batch.
+        // the all-64-bit twin takes such a batch.
         let huge = Shape {
             src_batch_stride: e1 * mat,
             outer: Outer::new(&[Axis {
@@ -545,9 +545,11 @@ fn wide_quotients_split_any_batch_and_long_matrices() {
             ..Shape::batched(e1 << 31, rows, cols)
         };
         let g = plain.spec().geometry;
-        assert!(kernel_refusal(&g, Quotients::Items, &huge).is_some());
-        assert!(kernel_refusal(&g, Quotients::Wide, &huge).is_none());
         for q in [Quotients::Items, Quotients::Wide] {
+            assert!(kernel_refusal(&g, q, &huge).is_some(), "{q:?}");
+        }
+        assert!(kernel_refusal(&g, Quotients::Any, &huge).is_none());
+        for q in [Quotients::Items, Quotients::Wide, Quotients::Any] {
             let wide = plain
                 .with_quotients(q)
                 .expect("a small kernel has wide twins");
@@ -568,7 +570,6 @@ fn wide_quotients_split_any_batch_and_long_matrices() {
     for e in [1, 2, 8] {
         let plain = Kernel::build(TransposeSpec::small(e).expect("valid")).expect("builds");
         let items = plain.with_quotients(Quotients::Items).expect("a twin");
-        let wide = plain.with_quotients(Quotients::Wide).expect("a twin");
         let shape = Shape {
             src_ld: 3,
             src_batch_stride: 1,
@@ -576,8 +577,11 @@ fn wide_quotients_split_any_batch_and_long_matrices() {
         };
         refuses(&plain, &shape);
         refuses(&items, &shape);
-        check(&wide, &shape, None);
-        check(&wide, &shape, Some(Grid { x: 2, y: 1 }));
+        for q in [Quotients::Wide, Quotients::Any] {
+            let wide = plain.with_quotients(q).expect("a twin");
+            check(&wide, &shape, None);
+            check(&wide, &shape, Some(Grid { x: 2, y: 1 }));
+        }
     }
     let tile =
         Kernel::build(TransposeSpec::new(32, 4, Strategy::Xor).expect("valid")).expect("builds");

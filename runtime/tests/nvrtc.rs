@@ -225,8 +225,8 @@ fn sample_permutes(n: usize) -> Vec<(Permute, Strategy)> {
         .collect()
 }
 
-/// Every kernel a sample of permute plans may run (copies, gathers with 64-bit
-/// item quotients, and transposes with outer batch axes and folded tile sides,
+/// Every kernel a sample of permute plans may run (copies, gathers with each
+/// level of wider quotients, and transposes with outer batch axes and folded tile sides,
 /// also where the plan gathers), both builds, compiles for sm_90; the 32-bit
 /// builds without spills.
 #[test]
@@ -252,10 +252,12 @@ fn sampled_permute_kernels_compile_without_spills() {
     assert!(outers.len() >= 5, "outer axis counts {outers:?}");
     assert!(sources.iter().any(|k| k.entry().contains("copy")));
     assert!(sources.iter().any(|k| k.fold() != [0, 0]), "no folded tile");
-    assert!(
-        sources.iter().any(|k| k.quotients() == Quotients::Wide),
-        "no 64-bit quotients"
-    );
+    for q in [Quotients::Items, Quotients::Wide, Quotients::Any] {
+        assert!(
+            sources.iter().any(|k| k.quotients() == q),
+            "no {q:?} quotients"
+        );
+    }
     let narrow: Vec<&KernelSource> = sources.iter().collect();
     let wide: Vec<&KernelSource> = sources.iter().map(KernelSource::index64).collect();
     let jobs: Vec<&[&KernelSource]> = narrow.chunks(BATCH).chain(wide.chunks(BATCH)).collect();

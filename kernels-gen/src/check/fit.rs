@@ -13,8 +13,7 @@
 use crate::ir::expr::Var;
 use crate::ir::shape::{outer_params, Fold, Shape};
 use crate::kernel::geometry::{
-    Form, Geometry, Quotients, COPY_MAX_COLS, MAX_NARROW, PLANAR_MAX_COLS, SMALL_ITEMS_MAX_BATCH,
-    SMALL_MAX_ELEMS,
+    Form, Geometry, Quotients, COPY_MAX_COLS, MAX_NARROW, PLANAR_MAX_COLS, SMALL_MAX_ELEMS,
 };
 use std::fmt;
 
@@ -360,8 +359,8 @@ fn fold_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
 /// (each matrix dense, the matrices back to back over every batch axis); the
 /// source any layout. Outer batch axes need extents of 2 or more and `batch x
 /// extent` below 2^32, where a thread's plain 32-bit quotients find its items
-/// exactly (with exact ones a batch of at most [`SMALL_ITEMS_MAX_BATCH`]
-/// items, with 64-bit ones any batch).
+/// exactly (with exact ones a batch of at most [`Quotients::max_batch`] items,
+/// with 64-bit ones any batch).
 fn small_refusal(shape: &Shape, quotients: Quotients) -> Option<Refusal> {
     let elems = shape.rows.saturating_mul(shape.cols);
     if shape.rows < 2 || elems > quotients.max_elems() {
@@ -398,8 +397,7 @@ fn small_refusal(shape: &Shape, quotients: Quotients) -> Option<Refusal> {
     let divisors = &exts[..usize::from(shape.outer.n)];
     let exact = |ext: u64| match quotients {
         Quotients::Narrow => shape.batch.checked_mul(ext).is_some_and(|x| x < 1 << 32),
-        Quotients::Items => shape.batch <= SMALL_ITEMS_MAX_BATCH,
-        Quotients::Wide => true,
+        q => shape.batch <= q.max_batch(),
     };
     if let Some(&ext) = divisors.iter().find(|&&ext| ext < 2 || !exact(ext)) {
         return Some(Refusal::FoldSplit {

@@ -66,16 +66,16 @@ pub(crate) fn batch_base(outer: u8, per: impl Fn(Var) -> Expr) -> BatchBase {
 
 /// The multipliers of the extents of batch axes `0..outer`, declared once per
 /// kernel, for [`item_src`]: [`Expr::magic`] ones for [`Quotients::Narrow`],
-/// [`Expr::magic_exact`] ones for [`Quotients::Items`], [`Expr::magic64`] ones
-/// for [`Quotients::Wide`].
+/// [`Expr::magic_exact`] ones for [`Quotients::Items`] and [`Quotients::Wide`],
+/// [`Expr::magic64`] ones for [`Quotients::Any`].
 pub(crate) fn magics(outer: u8, quotients: Quotients) -> Vec<Expr> {
     (0..outer.min(MAX_OUTER))
         .map(|k| {
             let (name, ext) = (MAGICS[usize::from(k)], Expr::var(Var::Ext(k)));
             match quotients {
                 Quotients::Narrow => Expr::magic(name, ext),
-                Quotients::Items => Expr::magic_exact(name, ext),
-                Quotients::Wide => Expr::magic64(name, ext),
+                Quotients::Items | Quotients::Wide => Expr::magic_exact(name, ext),
+                Quotients::Any => Expr::magic64(name, ext),
             }
         })
         .collect()
@@ -169,7 +169,7 @@ mod tests {
 
         // A small kernel's per-element split by each level's quotients agrees
         // too, in either build.
-        for q in [Quotients::Narrow, Quotients::Items, Quotients::Wide] {
+        for q in [Quotients::Narrow, Quotients::Items, Quotients::Any] {
             let src = item_src(Expr::var(Var::Batch), &magics(3, q));
             for index32 in [false, true] {
                 env.index32 = index32;

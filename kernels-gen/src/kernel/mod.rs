@@ -169,11 +169,12 @@ impl Kernel {
     /// This `small` kernel with wider quotients ([`Quotients`]): each thread
     /// finds its elements' batch items over the outer axes by
     /// [`Expr::quot_exact`], exact for batches of up to 2^31 items
-    /// ([`Quotients::Items`]), or its items, matrices and columns by
-    /// [`Expr::quot64`], exact for every batch and matrices of up to
-    /// [`Quotients::max_elems`] elements ([`Quotients::Wide`]), where the plain
-    /// 32-bit quotients need `batch x extent` below 2^32 and at most 16384
-    /// elements (at a few more instructions per element).
+    /// ([`Quotients::Items`]), and also their matrices and columns by it, for
+    /// matrices of up to [`Quotients::max_elems`] elements
+    /// ([`Quotients::Wide`]), or all three by [`Expr::quot64`], exact for every
+    /// batch ([`Quotients::Any`]), where the plain 32-bit quotients need `batch x
+    /// extent` below 2^32 and at most 16384 elements (at a few more instructions
+    /// per element).
     ///
     /// ```
     /// use bankfree_gen::{kernel::geometry::Quotients, Kernel, TransposeSpec};
@@ -181,7 +182,8 @@ impl Kernel {
     /// let items = k.with_quotients(Quotients::Items)?;
     /// assert!(items.entry_name().ends_with("_small_o1_qx"));
     /// assert!(bankfree_gen::emit(&items).contains("__clz"));
-    /// assert!(k.with_quotients(Quotients::Wide)?.entry_name().ends_with("_q64m"));
+    /// assert!(k.with_quotients(Quotients::Wide)?.entry_name().ends_with("_qxm"));
+    /// assert!(k.with_quotients(Quotients::Any)?.entry_name().ends_with("_q64m"));
     /// # Ok::<(), bankfree_gen::SpecError>(())
     /// ```
     pub fn with_quotients(&self, quotients: Quotients) -> Result<Kernel, SpecError> {
@@ -266,8 +268,11 @@ impl Kernel {
         let mut kernel_lets = tiling.lets.clone();
         kernel_lets.extend(folds.iter().flatten().cloned());
         kernel_lets.extend(gather_magics.iter().cloned());
-        let wide = (geometry.form == Form::Small && quotients == Quotients::Wide)
-            .then(|| WideMagics::new(&tiling));
+        let wide = if geometry.form == Form::Small {
+            WideMagics::new(&tiling, quotients)
+        } else {
+            None
+        };
         if let Some(w) = &wide {
             kernel_lets.extend([w.mat.clone(), w.rows.clone()]);
         }
@@ -513,7 +518,8 @@ impl Kernel {
         match self.quotients {
             Quotients::Narrow => {}
             Quotients::Items => outer.push_str("_qx"),
-            Quotients::Wide => outer.push_str("_q64m"),
+            Quotients::Wide => outer.push_str("_qxm"),
+            Quotients::Any => outer.push_str("_q64m"),
         }
         format!(
             "bankfree_transpose_t{}_r{}_e{}{vec}_{}{form}{outer}",

@@ -5,7 +5,7 @@
 
 use crate::ir::expr::{Expr, Guard, Less, Var};
 use crate::kernel::batch::{item_src, BatchBase};
-use crate::kernel::geometry::{Geometry, SMALL_ITERS};
+use crate::kernel::geometry::{Geometry, Quotients, SMALL_ITERS};
 use crate::kernel::moves::{Mem, Move, Pack, Place};
 use crate::kernel::tiling::Tiling;
 
@@ -57,20 +57,29 @@ pub(crate) fn small_moves(
     (lets, vec![gather(g, words, f, &run, src_elem, pos)])
 }
 
-/// The 64-bit multipliers ([`Expr::magic64`]) of a `small` kernel with wide
-/// matrix quotients ([`crate::kernel::geometry::Quotients::Wide`]): of the
-/// matrix size and of `rows`, so matrices of up to
-/// [`crate::kernel::geometry::SMALL_WIDE_MAX_ELEMS`] elements split exactly.
+/// The multipliers of the matrix size and of `rows` of a `small` kernel whose
+/// matrices exceed the plain quotients' 16384 elements: exact 32-bit ones
+/// ([`Expr::magic_exact`]) for [`Quotients::Wide`], whose positions in a matrix
+/// plus a chunk stay below 2^31, 64-bit ones ([`Expr::magic64`]) for
+/// [`Quotients::Any`] (see [`Quotients::max_elems`]).
 pub(crate) struct WideMagics {
     pub mat: Expr,
     pub rows: Expr,
 }
 
 impl WideMagics {
-    pub(crate) fn new(t: &Tiling) -> WideMagics {
-        WideMagics {
-            mat: Expr::magic64("mat_w", t.mat.clone()),
-            rows: Expr::magic64("rows_w", Expr::var(Var::Rows)),
+    pub(crate) fn new(t: &Tiling, quotients: Quotients) -> Option<WideMagics> {
+        let (mat, rows) = (t.mat.clone(), Expr::var(Var::Rows));
+        match quotients {
+            Quotients::Wide => Some(WideMagics {
+                mat: Expr::magic_exact("mat_x", mat),
+                rows: Expr::magic_exact("rows_x", rows),
+            }),
+            Quotients::Any => Some(WideMagics {
+                mat: Expr::magic64("mat_w", mat),
+                rows: Expr::magic64("rows_w", rows),
+            }),
+            Quotients::Narrow | Quotients::Items => None,
         }
     }
 }

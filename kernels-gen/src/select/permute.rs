@@ -533,8 +533,9 @@ pub fn plan_kernels(
         // The small kernel storing vectors, then single elements (for a `dst`
         // off the vectors' alignment), each followed by its wider quotients'
         // twins: exact 32-bit ones of its items (batches past plain 32-bit item
-        // quotients), then 64-bit ones of its items and matrices (matrices above
-        // 16384 elements, batches above 2^31 items).
+        // quotients), then of its items and matrices (matrices above 16384
+        // elements), then 64-bit ones of all (batches above 2^31 items, matrices
+        // within a chunk of 2^31 elements).
         Kind::Gather => {
             let vector = TransposeSpec::small(elem_bytes)?;
             let mut specs = vec![vector];
@@ -548,9 +549,10 @@ pub fn plan_kernels(
                     .then(|| small.with_quotients(Quotients::Items))
                     .transpose()?;
                 let wide = small.with_quotients(Quotients::Wide)?;
+                let any = small.with_quotients(Quotients::Any)?;
                 out.push(small);
                 out.extend(items);
-                out.push(wide);
+                out.extend([wide, any]);
             }
             Ok(out)
         }
@@ -567,7 +569,7 @@ pub fn plan_kernels(
                 .iter()
                 .filter_map(|k| k.with_outer(outer).ok())
                 .flat_map(|k| {
-                    let twins: Vec<Kernel> = [Quotients::Items, Quotients::Wide]
+                    let twins: Vec<Kernel> = [Quotients::Items, Quotients::Any]
                         .iter()
                         .filter(|_| outer > 0)
                         .filter_map(|&q| k.with_quotients(q).ok())
