@@ -160,8 +160,8 @@ impl Quotients {
 }
 
 /// Most batch items a `small` kernel with exact 32-bit item quotients
-/// ([`Quotients::Items`], [`Quotients::Wide`]) takes: an item index and its quotient's high half then
-/// sum below 2^32 in either build.
+/// ([`Quotients::Items`], [`Quotients::Wide`]) takes: an item index and its
+/// quotient's high half then sum below 2^32 in either build.
 pub const SMALL_ITEMS_MAX_BATCH: u64 = 1 << 31;
 
 /// Most elements per matrix a `small` kernel with exact 32-bit matrix quotients
@@ -171,7 +171,7 @@ pub const SMALL_ITEMS_MAX_BATCH: u64 = 1 << 31;
 pub const SMALL_EXACT_MAX_ELEMS: u64 = (1 << 31) - (1 << 14);
 
 /// Most elements per matrix a `small` kernel with 64-bit matrix quotients
-/// ([`Quotients::Wide`]) takes: its positions in a matrix plus a chunk stay
+/// ([`Quotients::Any`]) takes: its positions in a matrix plus a chunk stay
 /// below 2^32.
 pub const SMALL_WIDE_MAX_ELEMS: u64 = 1 << 31;
 
