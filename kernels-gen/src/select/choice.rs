@@ -69,14 +69,16 @@ pub const HOPPER_SCALAR_DEFAULTS: [Default; 2] = [
     d(1, Strategy::Xor, 64, 4, 1),
 ];
 
-/// Thread rows of the 32-wide scalar tile a permute's folded tile sides run on,
-/// per element size: more rows per thread (so more loads in flight) for the
-/// narrow elements. Against 32 x 8 threads, geometric means over the folded
-/// transposes of `--example permute -- --random 12 --seed S`, S = 8..27 (H100):
-/// 1-byte x1.39 with 32 x 2 (x1.28 with 32 x 4, 15 cases, each faster), 2-byte
-/// x1.21 with 32 x 4 (x1.02 with 32 x 2, 16 cases), while 4-byte (x0.998 with
-/// 32 x 4, 22 cases) and 8-byte (x0.999, 20 cases) keep 32 x 8.
-pub fn fold_block_rows(elem_bytes: u32) -> u32 {
+/// Thread rows of the 32-wide scalar tile of a permute's transposes (the one its
+/// folded tile sides run on, and the last of its other lists), per element size:
+/// more rows per thread (so more loads in flight) for the narrow elements.
+/// Against 32 x 8 threads, geometric means over the folded transposes of
+/// `--example permute -- --random 12 --seed S`, S = 8..27 (H100): 1-byte x1.39
+/// with 32 x 2 (x1.28 with 32 x 4, 15 cases, each faster), 2-byte x1.21 with
+/// 32 x 4 (x1.02 with 32 x 2, 16 cases), while 4-byte (x0.998 with 32 x 4, 22
+/// cases) and 8-byte (x0.999, 20 cases) keep 32 x 8. The unfolded ones that
+/// run it: 5 of 6 faster (x1.10 to x1.43), `[38043,2,7,63] [3,2,1,0]` u8 x0.92.
+pub fn permute_tile_rows(elem_bytes: u32) -> u32 {
     match elem_bytes {
         1 => 2,
         2 => 4,

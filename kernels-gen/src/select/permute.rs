@@ -47,7 +47,7 @@ use crate::ir::shape::{Axis, Chain, Fold, Outer, Shape, ShapeError};
 use crate::kernel::geometry::{elem_bytes_ok, Quotients, ELEM_SIZES};
 use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::kernel::Kernel;
-use crate::select::choice::{auto_kernels, fold_block_rows};
+use crate::select::choice::{auto_kernels, permute_tile_rows};
 use crate::select::gather::{gather_shape, gathers, gathers_copy, tile_fill};
 use serde::Serialize;
 
@@ -559,13 +559,16 @@ pub fn plan_kernels(
         Kind::Transpose if plan.shape.fold != Fold::NONE => {
             let [r, c] = plan.shape.fold.counts();
             let spec = TransposeSpec::new(32, elem_bytes, strategy)?
-                .with_block_rows(fold_block_rows(elem_bytes))?;
+                .with_block_rows(permute_tile_rows(elem_bytes))?;
             Ok(vec![Kernel::build(spec)?
                 .with_outer(outer)?
                 .with_fold(r, c)?])
         }
         Kind::Transpose => {
-            let base = Kernel::build(TransposeSpec::new(32, elem_bytes, strategy)?)?;
+            let base = Kernel::build(
+                TransposeSpec::new(32, elem_bytes, strategy)?
+                    .with_block_rows(permute_tile_rows(elem_bytes))?,
+            )?;
             // A small kernel over outer axes is followed by its wider quotients'
             // twins, for batches its plain 32-bit quotients cannot split.
             Ok(auto_kernels(&base)
