@@ -8,6 +8,7 @@ use common::noise;
 
 use bankfree_gen::check::fit::kernel_refusal;
 use bankfree_gen::check::sim;
+use bankfree_gen::select::choice::permute_tile_rows;
 use bankfree_gen::select::permute::{
     plan, plan_kernels, plan_tiles, Kind, Permute, PermuteError, Plan,
 };
@@ -260,6 +261,11 @@ fn folded_sides_permute_like_the_cpu() {
         let p = Permute::new(&dims, &perm, e);
         let planned = plan_tiles(&p).expect("plans");
         assert_eq!(planned.shape.fold.counts(), folds, "{dims:?} {perm:?}");
+        // Narrow elements run on fewer thread rows, so more loads are in flight.
+        for k in plan_kernels(&planned, e, Layouts::Xor).expect("kernels build") {
+            let rows = k.spec().geometry.block_rows;
+            assert_eq!(rows, permute_tile_rows(e), "{}", k.entry_name());
+        }
         let ran =
             check_plan(&p, plan_tiles(&p)).unwrap_or_else(|err| panic!("{dims:?} {perm:?}: {err}"));
         assert!(ran > 0, "{dims:?} {perm:?}");
