@@ -364,12 +364,7 @@ impl TransposeSpec {
     /// bytes) with no shared memory (`naive`).
     fn validate_copy(&self) -> Result<(), SpecError> {
         let g = &self.geometry;
-        if self.strategy != Strategy::Naive {
-            return Err(SpecError::Form {
-                value: g.form.to_string(),
-                why: "a copy kernel has no shared tile; use strategy = naive".into(),
-            });
-        }
+        self.naive_only("a copy kernel has no shared tile")?;
         let pow2 = |x: u32| x.is_power_of_two() && x <= 16;
         if g.vec != 1 && !(pow2(g.elem_bytes) && pow2(g.vec) && pow2(g.vec_bytes())) {
             return Err(SpecError::Vec {
@@ -385,12 +380,7 @@ impl TransposeSpec {
     /// shared memory (`naive`).
     fn validate_planar(&self) -> Result<(), SpecError> {
         let g = &self.geometry;
-        if self.strategy != Strategy::Naive {
-            return Err(SpecError::Form {
-                value: g.form.to_string(),
-                why: "a planar kernel transposes in registers, with no shared tile; use strategy = naive".into(),
-            });
-        }
+        self.naive_only("a planar kernel transposes in registers, with no shared tile")?;
         if !matches!(g.elem_bytes, 1 | 2) {
             return Err(SpecError::Form {
                 value: g.form.to_string(),
@@ -411,6 +401,18 @@ impl TransposeSpec {
             });
         }
         Ok(())
+    }
+
+    /// A form with no shared tile takes only `naive`: `why` says what it does
+    /// instead.
+    fn naive_only(&self, why: &str) -> Result<(), SpecError> {
+        if self.strategy == Strategy::Naive {
+            return Ok(());
+        }
+        Err(SpecError::Form {
+            value: self.geometry.form.to_string(),
+            why: format!("{why}; use strategy = naive"),
+        })
     }
 
     fn validate_form(&self) -> Result<(), SpecError> {
