@@ -63,7 +63,8 @@ pub const HOPPER_DEFAULTS: [Default; 10] = [
 /// the attribute's tile-32, 32 x 8 one, per element size and strategy: on 4097 x
 /// 4095 u8 (sides and pitches not multiples of 4) the 64-tile with 4 thread rows
 /// (16 rows per thread) runs at 0.613 of memcpy padded and 0.585 swizzled, the
-/// 32 x 8 one at 0.495 and 0.505 (H100, `bench --sweep --case 4097x4095`).
+/// 32 x 8 one at 0.495 and 0.505 (H100, `bench --sweep --case 4097x4095`); the
+/// 32 x 2 one, also 16 rows per thread, at 0.589 and 0.508 (2026-11-25).
 pub const HOPPER_SCALAR_DEFAULTS: [Default; 2] = [
     d(1, Strategy::Pad(None), 64, 4, 1),
     d(1, Strategy::Xor, 64, 4, 1),
