@@ -582,6 +582,19 @@ fn wide_quotients_split_any_batch_and_long_matrices() {
             check(&wide, &shape, None);
             check(&wide, &shape, Some(Grid { x: 2, y: 1 }));
         }
+        // A column within a chunk of 2^31 elements: its positions plus a chunk
+        // would need the exact quotients' 33rd bit, so only the 64-bit twin takes it.
+        let g = plain.spec().geometry;
+        for (rows, exact) in [((1 << 31) - (1 << 14), true), ((1 << 31) - 1, false)] {
+            let long = Shape {
+                src_ld: 3,
+                src_batch_stride: 1,
+                ..Shape::batched(1, rows, 1)
+            };
+            let wide = kernel_refusal(&g, Quotients::Wide, &long);
+            assert_eq!(wide.is_none(), exact, "{rows} rows: {wide:?}");
+            assert!(kernel_refusal(&g, Quotients::Any, &long).is_none());
+        }
     }
     let tile =
         Kernel::build(TransposeSpec::new(32, 4, Strategy::Xor).expect("valid")).expect("builds");
