@@ -343,7 +343,7 @@ fn more_than_2_pow_32_elements_are_bit_exact() {
 fn batches_past_32_bit_item_quotients_are_bit_exact() {
     // 2.8 * 10^6 matrices of 4 x 3 bytes whose batch runs over two axes, the
     // inner one of 133152 items: `batch * extent` is past 2^32, where the small
-    // kernel splits its items by 64-bit quotients.
+    // kernel splits its items by exact quotients.
     bytes_are_bit_exact(&[133_152, 21, 4, 3], &[1, 0, 3, 2]);
 }
 

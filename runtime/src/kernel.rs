@@ -142,7 +142,8 @@ impl KernelSource {
         self.fold
     }
 
-    /// Which of a small kernel's divisions are wider than plain 32-bit ones (`Kernel::with_quotients`).
+    /// Which of a small kernel's divisions are wider than plain 32-bit ones
+    /// (`Kernel::with_quotients`).
     pub fn quotients(&self) -> Quotients {
         self.quotients
     }

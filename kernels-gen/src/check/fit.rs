@@ -197,8 +197,8 @@ pub fn refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
     kernel_refusal(g, Quotients::Narrow, shape)
 }
 
-/// Why a kernel of this geometry cannot run `shape`, if it cannot, with 64-bit
-/// quotients where `quotients` says ([`crate::Kernel::with_quotients`]).
+/// Why a kernel of this geometry cannot run `shape`, if it cannot, with the
+/// wider quotients `quotients` names ([`crate::Kernel::with_quotients`]).
 pub fn kernel_refusal(g: &Geometry, quotients: Quotients, shape: &Shape) -> Option<Refusal> {
     if shape.copy != (g.form == Form::Copy) {
         return Some(Refusal::Copy {
@@ -440,7 +440,7 @@ pub fn unsuited(g: &Geometry, shape: &Shape) -> Option<Refusal> {
     kernel_unsuited(g, Quotients::Narrow, shape)
 }
 
-/// [`unsuited`] for a kernel with 64-bit quotients where `quotients` says.
+/// [`unsuited`] for a kernel with the wider quotients `quotients` names.
 pub fn kernel_unsuited(g: &Geometry, quotients: Quotients, shape: &Shape) -> Option<Refusal> {
     if let Some(r) = kernel_refusal(g, quotients, shape) {
         return Some(r);

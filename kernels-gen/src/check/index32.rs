@@ -234,8 +234,10 @@ fn checks(g: &Geometry, outer: u8, fold: [u8; 2]) -> Checks {
     };
     // The global side does not depend on the shared layout; the shared side's
     // values are tile-local (the analyzer and simulator cover every layout). A
-    // small kernel's 64-bit quotients ([`Kernel::with_quotients`]) take the
-    // 32-bit ones' operands, which must be exact alike, so this proof covers them.
+    // small kernel's wider quotients ([`Kernel::with_quotients`]) take the plain
+    // ones' operands, which must be exact alike, so this proof covers them (an exact
+    // quotient's sum of its operand and that operand's high half stays below
+    // 2^32, because the fit keeps the operands below 2^31).
     let k = Kernel::assemble_outer(spec, Layout::Pad(0), outer, fold, Quotients::Narrow);
     let mut walked: Vec<Expr> = k
         .kernel_lets

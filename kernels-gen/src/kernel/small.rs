@@ -18,7 +18,7 @@ use crate::kernel::tiling::Tiling;
 /// the extents' multipliers `magics`). A tile starts at `base = t * chunk`, in
 /// matrix `m0 = base / mat` at offset `off0` (one division per tile); inside it
 /// the thread's positions are small, so `m` and `c` come from magic divisions:
-/// 32-bit ones, or with `wide` ([`WideMagics`]) 64-bit ones.
+/// plain 32-bit ones, or with `wide` ([`WideMagics`]) exact or 64-bit ones.
 pub(crate) fn small_moves(
     g: &Geometry,
     t: &Tiling,

@@ -137,7 +137,7 @@ pub enum SpecError {
         form: Form,
         vec: u32,
     },
-    #[error("64-bit quotients on a `{form}` kernel: only a `small` kernel divides per element")]
+    #[error("wider quotients on a `{form}` kernel: only a `small` kernel divides per element")]
     Quotients { form: Form },
     #[error("layout `{layout}` is not one strategy `{strategy}` resolves to; build the kernel from the spec (`Kernel::build`) instead")]
     Layout { layout: String, strategy: Strategy },

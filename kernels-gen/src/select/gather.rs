@@ -31,8 +31,8 @@ use crate::select::choice::shape_specs;
 /// The shape of a gather over merged `axes`, where a `small` kernel takes it:
 /// the destination one dense run (each axis's destination stride the product of
 /// the extents inside it), its innermost axis of 2 to [`SMALL_WIDE_MAX_ELEMS`]
-/// items (the rows of one-column matrices; above 16384 only the kernel with
-/// 64-bit quotients takes them), at most [`MAX_OUTER`] axes outside the batch's
+/// items (the rows of one-column matrices; above 16384 only the kernels with
+/// wider quotients take them), at most [`MAX_OUTER`] axes outside the batch's
 /// first.
 pub(crate) fn gather_shape(axes: &[Axis]) -> Option<Shape> {
     let mut order: Vec<Axis> = axes.to_vec();
