@@ -521,6 +521,10 @@ pub fn plan_kernels(
     strategy: Strategy,
 ) -> Result<Vec<Kernel>, PermuteError> {
     let outer = plan.shape.outer.n;
+    // The 32-wide scalar tile a permute's transposes fold on or end on.
+    let tile = || {
+        TransposeSpec::new(32, elem_bytes, strategy)?.with_block_rows(permute_tile_rows(elem_bytes))
+    };
     match plan.kind {
         Kind::Empty => Ok(Vec::new()),
         Kind::Copy => copy_vecs(elem_bytes)
@@ -542,49 +546,49 @@ pub fn plan_kernels(
             if vector.geometry.vec > 1 {
                 specs.push(vector.with_vec(1)?);
             }
+            // Item quotients only where there are items to split over axes.
+            let levels: &[Quotients] = if outer > 0 {
+                &[Quotients::Items, Quotients::Wide, Quotients::Any]
+            } else {
+                &[Quotients::Wide, Quotients::Any]
+            };
             let mut out = Vec::new();
             for spec in specs {
-                let small = Kernel::build(spec)?.with_outer(outer)?;
-                let items = (outer > 0)
-                    .then(|| small.with_quotients(Quotients::Items))
-                    .transpose()?;
-                let wide = small.with_quotients(Quotients::Wide)?;
-                let any = small.with_quotients(Quotients::Any)?;
-                out.push(small);
-                out.extend(items);
-                out.extend([wide, any]);
+                out.extend(with_twins(Kernel::build(spec)?.with_outer(outer)?, levels));
             }
             Ok(out)
         }
         Kind::Transpose if plan.shape.fold != Fold::NONE => {
             let [r, c] = plan.shape.fold.counts();
-            let spec = TransposeSpec::new(32, elem_bytes, strategy)?
-                .with_block_rows(permute_tile_rows(elem_bytes))?;
-            Ok(vec![Kernel::build(spec)?
+            Ok(vec![Kernel::build(tile()?)?
                 .with_outer(outer)?
                 .with_fold(r, c)?])
         }
         Kind::Transpose => {
-            let base = Kernel::build(
-                TransposeSpec::new(32, elem_bytes, strategy)?
-                    .with_block_rows(permute_tile_rows(elem_bytes))?,
-            )?;
             // A small kernel over outer axes is followed by its wider quotients'
             // twins, for batches its plain 32-bit quotients cannot split.
-            Ok(auto_kernels(&base)
+            let levels: &[Quotients] = if outer > 0 {
+                &[Quotients::Items, Quotients::Any]
+            } else {
+                &[]
+            };
+            Ok(auto_kernels(&Kernel::build(tile()?)?)
                 .iter()
                 .filter_map(|k| k.with_outer(outer).ok())
-                .flat_map(|k| {
-                    let twins: Vec<Kernel> = [Quotients::Items, Quotients::Any]
-                        .iter()
-                        .filter(|_| outer > 0)
-                        .filter_map(|&q| k.with_quotients(q).ok())
-                        .collect();
-                    std::iter::once(k).chain(twins)
-                })
+                .flat_map(|k| with_twins(k, levels))
                 .collect())
         }
     }
+}
+
+/// `k`, then its twin with each of `levels` of wider quotients that it takes
+/// (only a `small` kernel does).
+fn with_twins(k: Kernel, levels: &[Quotients]) -> Vec<Kernel> {
+    let twins: Vec<Kernel> = levels
+        .iter()
+        .filter_map(|&q| k.with_quotients(q).ok())
+        .collect();
+    std::iter::once(k).chain(twins).collect()
 }
 
 /// The kernel of `kernels` (a plan's list) the runtime runs for `shape` when both
