@@ -298,7 +298,10 @@ impl Expr {
                 out.push_str(" + 1)");
             }
             Expr::Magic32(d) => {
-                let d = d.c();
+                // As a divisor's right operand: whole in each of its three uses.
+                let mut operand = String::new();
+                d.write_c(&mut operand, Some(Op::Div), true);
+                let d = operand;
                 out.push_str(&format!(
                     "(unsigned)(0x100000000ull * ((1ull << (32 - __clz({d} - 1))) - {d}) / {d} + 1)"
                 ));
@@ -533,6 +536,12 @@ mod tests {
         let m = Expr::magic_exact("m", Expr::var(Var::Ty));
         let q = Expr::divide(Expr::var(Var::Tx), &m);
         assert_eq!(q.c(), "(__umulhi(tx, m) + tx) >> (32 - __clz(ty - 1))");
+        // A compound divisor stays whole in the multiplier's C.
+        let sum = Expr::Magic32(Arc::new(Expr::var(Var::Tx) + Expr::var(Var::Ty)));
+        assert_eq!(
+            sum.c(),
+            "(unsigned)(0x100000000ull * ((1ull << (32 - __clz((tx + ty) - 1))) - (tx + ty)) / (tx + ty) + 1)"
+        );
         // Divisors where `quot` fails first (large ones, powers of two and their
         // neighbours), numerators at the ends of their range and the multiples'
         // edges, in both builds' arithmetic.
