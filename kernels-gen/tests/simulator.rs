@@ -13,6 +13,7 @@ use bankfree_gen::ir::shape::{Axis, Outer};
 use bankfree_gen::kernel::geometry::Quotients;
 use bankfree_gen::kernel::grid::{grid, ALL_STRATEGIES};
 use bankfree_gen::kernel::moves::Mem;
+use bankfree_gen::kernel::order::TileOrder;
 use bankfree_gen::{Form, Kernel, Shape, Strategy, TransposeSpec};
 
 fn check(kernel: &Kernel, shape: &Shape, grid: Option<Grid>) {
@@ -792,4 +793,44 @@ fn planar_kernels_cover_every_element_once() {
         refuses(&kernel, &Shape::new(40 * v, 9));
     }
     assert!(ran >= 2 * 8 * 6, "only {ran} shapes");
+}
+
+/// Tile and skew specs of the grid (one thread-row count per tile, element size
+/// and vector width), their blocks taking the tiles down the columns: on ragged,
+/// batched and pitched shapes of several tiles each way, at the first and last
+/// destination offsets in a sector, and with fewer blocks than tiles.
+#[test]
+fn tiles_taken_down_the_columns_cover_every_element_once() {
+    let mut shapes = small_shapes();
+    // The pitched batch, 63 x 49 with its gaps: several tiles each way.
+    let pitched = scaled(&shapes[shapes.len() - 1], 7);
+    shapes.extend([Shape::new(70, 65), Shape::new(130, 3), pitched]);
+    let mut ran = 0;
+    for spec in grid(&[Strategy::Pad(None), Strategy::Xor])
+        .into_iter()
+        .filter(|s| matches!(s.geometry.form, Form::Tile | Form::Skew))
+        .filter(|s| s.geometry.block_rows == 8.min(s.geometry.tile))
+    {
+        let Ok(rows) = Kernel::build(spec) else {
+            continue;
+        };
+        let kernel = rows.with_order(TileOrder::Columns).expect("tile forms");
+        let v = spec.geometry.vec;
+        let sector = u64::from(spec.geometry.sector_elems());
+        for shape in &shapes {
+            if v == 1 {
+                check_at(&kernel, shape, None, 0);
+                check_at(&kernel, shape, None, sector - 1);
+            } else {
+                check(&kernel, &scaled(shape, v), None);
+            }
+        }
+        check(
+            &kernel,
+            &scaled(&Shape::batched(3, 70, 40), v),
+            Some(Grid { x: 3, y: 2 }),
+        );
+        ran += 1;
+    }
+    assert!(ran > 40, "only {ran} specs ran");
 }

@@ -11,6 +11,7 @@
 use bankfree_gen::check::index32::pays;
 use bankfree_gen::kernel::geometry::Quotients;
 use bankfree_gen::kernel::grid::{grid, ALL_STRATEGIES};
+use bankfree_gen::kernel::order::TileOrder;
 use bankfree_gen::select::permute::{plan, plan_kernels, plan_tiles, Permute};
 use bankfree_gen::select::table;
 use bankfree_gen::{Kernel, Strategy, TransposeSpec};
@@ -168,12 +169,26 @@ fn every_grid_kernel_compiles_without_spills() {
         }
     }
     assert!(wide.len() > 100, "{} 64-bit builds", wide.len());
+    // The default tile kernels' twins that take their tiles down the columns (the
+    // H200 class's order), each in the build ordinary calls run, for sm_90.
+    let down: Vec<KernelSource> = built
+        .iter()
+        .filter(|k| defaults.contains(k.spec()))
+        .filter_map(|k| k.with_order(TileOrder::Columns).ok())
+        .map(|k| KernelSource::from_kernel(&k))
+        .collect();
+    let (down_narrow, down_wide): (Vec<&KernelSource>, Vec<&KernelSource>) =
+        down.iter().partition(|s| pays(s.geometry()));
+    let down_wide: Vec<&KernelSource> = down_wide.into_iter().map(|s| s.index64()).collect();
+    assert!(down.len() > 100, "{} column-order twins", down.len());
     const ARCHS: [u32; 3] = [75, 80, 90];
     let batches = narrow.chunks(BATCH).chain(runs_wide.chunks(BATCH));
     let jobs: Vec<(&[&KernelSource], u32)> = batches
         .enumerate()
         .map(|(i, c)| (c, ARCHS[i % ARCHS.len()]))
         .chain(wide.chunks(BATCH).map(|c| (c, 90)))
+        .chain(down_narrow.chunks(BATCH).map(|c| (c, 90)))
+        .chain(down_wide.chunks(BATCH).map(|c| (c, 90)))
         .collect();
     let failures: Vec<String> = on_every_core(threads, jobs.len(), |i| {
         let (batch, arch) = jobs[i];
@@ -183,16 +198,18 @@ fn every_grid_kernel_compiles_without_spills() {
     assert!(kernels.len() > 1600, "{} kernels", kernels.len());
     assert!(
         failures.is_empty(),
-        "{} problems in {} kernels (each for one arch) and {} more 64-bit builds (sm_90):\n{}",
+        "{} problems in {} kernels (each for one arch), {} more 64-bit builds and {} column-order twins (sm_90):\n{}",
         failures.len(),
         kernels.len(),
         wide.len(),
+        down.len(),
         failures.join("\n")
     );
     eprintln!(
-        "{} kernels (sm_75, sm_80, sm_90 in turn) and {} more 64-bit builds (sm_90) compiled, no spills",
+        "{} kernels (sm_75, sm_80, sm_90 in turn), {} more 64-bit builds and {} column-order twins (sm_90) compiled, no spills",
         kernels.len(),
-        wide.len()
+        wide.len(),
+        down.len()
     );
 }
 

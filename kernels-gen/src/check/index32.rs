@@ -34,6 +34,7 @@ use crate::ir::shape::Shape;
 use crate::kernel::geometry::{Form, Geometry, Quotients};
 use crate::kernel::launch::{MAX_GRID_X, MAX_GRID_Y};
 use crate::kernel::layout::Layout;
+use crate::kernel::order::TileOrder;
 use crate::kernel::spec::{Strategy, TransposeSpec};
 use crate::kernel::Kernel;
 use crate::memo::Memo;
@@ -238,20 +239,36 @@ fn checks(g: &Geometry, outer: u8, fold: [u8; 2]) -> Checks {
     // ones' operands, which must be exact alike, so this proof covers them (an exact
     // quotient's sum of its operand and that operand's high half stays below
     // 2^32, because the fit keeps the operands below 2^31).
-    let k = Kernel::assemble_outer(spec, Layout::Pad(0), outer, fold, Quotients::Narrow);
-    let mut walked: Vec<Expr> = k
-        .kernel_lets
+    // A tile kernel's blocks may take its tiles in either order: both are walked.
+    let k = Kernel::assemble_outer(
+        spec,
+        Layout::Pad(0),
+        outer,
+        fold,
+        Quotients::Narrow,
+        TileOrder::Rows,
+    );
+    let orders = [TileOrder::Rows, TileOrder::Columns];
+    let twins = orders
         .iter()
-        .chain(&k.batch_lets)
-        .chain(&k.tile_lets)
-        .cloned()
-        .collect();
+        .filter(|o| o.fits(g.form))
+        .map(|&o| Kernel::assemble_outer(spec, Layout::Pad(0), outer, fold, Quotients::Narrow, o));
+    let mut walked = Vec::new();
     let mut compared = vec![k.more.clone()];
-    for mv in &k.moves {
-        walked.extend(mv.lets.iter().cloned());
-        walked.extend([mv.from.index.clone(), mv.to.index.clone()]);
-        compared.extend(mv.guard.0.iter().cloned());
-        compared.extend(mv.pack.iter().flat_map(|p| p.full.0.iter().cloned()));
+    for k in twins {
+        walked.extend(
+            k.kernel_lets
+                .iter()
+                .chain(&k.batch_lets)
+                .chain(&k.tile_lets)
+                .cloned(),
+        );
+        for mv in &k.moves {
+            walked.extend(mv.lets.iter().cloned());
+            walked.extend([mv.from.index.clone(), mv.to.index.clone()]);
+            compared.extend(mv.guard.0.iter().cloned());
+            compared.extend(mv.pack.iter().flat_map(|p| p.full.0.iter().cloned()));
+        }
     }
     Checks {
         ntiles: k.ntiles.clone(),

@@ -34,6 +34,7 @@ pub mod launch;
 pub mod layout;
 pub mod moves;
 pub(crate) mod narrow;
+pub mod order;
 mod planar;
 mod small;
 pub mod spec;
@@ -47,6 +48,7 @@ use crate::kernel::geometry::{Form, Quotients, Unit, MAX_NARROW, PLANAR_MAX_COLS
 use crate::kernel::layout::{swizzle_candidates, Layout, MAX_PAD};
 use crate::kernel::moves::Move;
 use crate::kernel::narrow::{narrow_moves, packed_swizzle, packed_tall_moves};
+use crate::kernel::order::TileOrder;
 use crate::kernel::planar::planar_moves;
 use crate::kernel::small::{small_moves, strip_moves, WideMagics};
 use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
@@ -117,6 +119,7 @@ pub struct Kernel {
     pub(crate) outer: u8,
     pub(crate) fold: [u8; 2],
     pub(crate) quotients: Quotients,
+    pub(crate) order: TileOrder,
     pub(crate) kernel_lets: Vec<Expr>,
     pub(crate) batch_lets: Vec<Expr>,
     pub(crate) tile_lets: Vec<Expr>,
@@ -135,7 +138,7 @@ impl Kernel {
 
     /// Builds the kernel for a layout already checked against the spec.
     pub(crate) fn assemble(spec: TransposeSpec, layout: Layout) -> Kernel {
-        Kernel::assemble_outer(spec, layout, 0, [0, 0], Quotients::Narrow)
+        Kernel::assemble_outer(spec, layout, 0, [0, 0], Quotients::Narrow, TileOrder::Rows)
     }
 
     /// This kernel with `outer` outer batch axes ([`crate::ir::shape::Outer`]): the
@@ -163,6 +166,7 @@ impl Kernel {
             outer,
             self.fold,
             self.quotients,
+            self.order,
         ))
     }
 
@@ -197,6 +201,7 @@ impl Kernel {
             self.outer,
             self.fold,
             quotients,
+            self.order,
         ))
     }
 
@@ -228,6 +233,25 @@ impl Kernel {
             self.outer,
             [rows, cols],
             self.quotients,
+            self.order,
+        ))
+    }
+
+    /// This tile kernel taking its tiles in `order` ([`TileOrder`]): the same
+    /// tiles, moves and shared accesses, handed to the blocks in another order.
+    /// Only the `tile` and `skew` forms have rows and columns of tiles.
+    pub fn with_order(&self, order: TileOrder) -> Result<Kernel, SpecError> {
+        let form = self.spec.geometry.form;
+        if !order.fits(form) {
+            return Err(SpecError::Order { form });
+        }
+        Ok(Kernel::assemble_outer(
+            self.spec,
+            self.layout,
+            self.outer,
+            self.fold,
+            self.quotients,
+            order,
         ))
     }
 
@@ -237,6 +261,7 @@ impl Kernel {
         outer: u8,
         fold: [u8; 2],
         quotients: Quotients,
+        order: TileOrder,
     ) -> Kernel {
         let geometry = spec.geometry;
         let (unit, words) = geometry.unit();
@@ -276,11 +301,14 @@ impl Kernel {
         if let Some(w) = &wide {
             kernel_lets.extend([w.mat.clone(), w.rows.clone()]);
         }
+        if order == TileOrder::Columns {
+            kernel_lets.push(tiling.tiles_y.clone());
+        }
         let (tile_lets, moves) = match geometry.form {
             Form::Tall if geometry.packs() => packed_tall_moves(&geometry, layout, &tiling, &batch),
             Form::Tall | Form::Wide => narrow_moves(&geometry, layout, &tiling, words, &batch),
             Form::Tile | Form::Skew => {
-                tile_moves(&geometry, layout, &tiling, words, &batch, &folds)
+                tile_moves(&geometry, layout, &tiling, words, &batch, &folds, order)
             }
             Form::Small => small_moves(&geometry, &tiling, words, &gather_magics, wide.as_ref()),
             Form::Strip => strip_moves(&geometry, &tiling, words, &batch),
@@ -296,6 +324,7 @@ impl Kernel {
             outer,
             fold,
             quotients,
+            order,
             kernel_lets,
             batch_lets: batch.lets,
             tile_lets,
@@ -315,6 +344,11 @@ impl Kernel {
     /// ([`Kernel::with_quotients`]).
     pub fn quotients(&self) -> Quotients {
         self.quotients
+    }
+
+    /// The order its blocks take its tiles in ([`Kernel::with_order`]).
+    pub fn order(&self) -> TileOrder {
+        self.order
     }
 
     /// The spec this kernel was built from.
@@ -467,6 +501,11 @@ impl Kernel {
                 PLANAR_MAX_COLS
             ),
         };
+        let what = if self.order == TileOrder::Columns {
+            format!("{what}, tiles taken {}", self.order.describe())
+        } else {
+            what
+        };
         let what = if self.fold == [0, 0] {
             what
         } else {
@@ -521,6 +560,7 @@ impl Kernel {
             Quotients::Wide => outer.push_str("_qxm"),
             Quotients::Any => outer.push_str("_q64m"),
         }
+        outer.push_str(self.order.suffix());
         format!(
             "bankfree_transpose_t{}_r{}_e{}{vec}_{}{form}{outer}",
             g.tile, g.block_rows, g.elem_bytes, strat

@@ -139,6 +139,8 @@ pub enum SpecError {
     },
     #[error("wider quotients on a `{form}` kernel: only a `small` kernel divides per element")]
     Quotients { form: Form },
+    #[error("tiles taken down the columns on a `{form}` kernel: only the `tile` and `skew` forms have rows and columns of tiles")]
+    Order { form: Form },
     #[error("layout `{layout}` is not one strategy `{strategy}` resolves to; build the kernel from the spec (`Kernel::build`) instead")]
     Layout { layout: String, strategy: Strategy },
     #[error("no XOR swizzle makes tile {tile} with {elem_bytes}-byte elements and {block_rows} thread rows conflict-free; use `strategy = pad` or another block_rows")]

@@ -7,12 +7,14 @@ use crate::kernel::fold::{split, Side};
 use crate::kernel::geometry::{Form, Geometry};
 use crate::kernel::layout::Layout;
 use crate::kernel::moves::{Mem, Move, Place};
+use crate::kernel::order::TileOrder;
 use crate::kernel::tiling::Tiling;
 
 /// The moves of the tile forms: source tile to shared memory, then its transpose
 /// to the destination (for `skew`, by windows that start on 32-byte sectors).
 /// `folds` holds the division multipliers of folded rows and columns
-/// ([`crate::kernel::fold`]; scalar `tile` kernels only).
+/// ([`crate::kernel::fold`]; scalar `tile` kernels only); `order` says which
+/// tile the tile index names.
 pub(crate) fn tile_moves(
     g: &Geometry,
     layout: Layout,
@@ -20,6 +22,7 @@ pub(crate) fn tile_moves(
     words: u32,
     batch: &BatchBase,
     folds: &[Vec<Expr>; 2],
+    order: TileOrder,
 ) -> (Vec<Expr>, Vec<Move>) {
     let t = i64::from(g.tile);
     let vec = i64::from(g.vec);
@@ -27,8 +30,17 @@ pub(crate) fn tile_moves(
     let iters = g.iters();
     let in_vecs = |x: Var| if vec > 1 { v(x) / vec } else { v(x) };
     let (rows, cols) = (tiling.rows.clone(), tiling.cols.clone());
-    let tile_r = Expr::named("tile_r", v(Var::Tile) / tiling.tiles_x.clone());
-    let tile_c = Expr::named("tile_c", v(Var::Tile) % tiling.tiles_x.clone());
+    let (tile_r, tile_c) = match order {
+        TileOrder::Rows => (
+            v(Var::Tile) / tiling.tiles_x.clone(),
+            v(Var::Tile) % tiling.tiles_x.clone(),
+        ),
+        TileOrder::Columns => (
+            v(Var::Tile) % tiling.tiles_y.clone(),
+            v(Var::Tile) / tiling.tiles_y.clone(),
+        ),
+    };
+    let (tile_r, tile_c) = (Expr::named("tile_r", tile_r), Expr::named("tile_c", tile_c));
     // Row inside the tile this thread handles in iteration j.
     let tile_row = v(Var::Ty) + v(Var::J) * i64::from(g.block_rows);
     let col = v(Var::Tx);

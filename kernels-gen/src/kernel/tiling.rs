@@ -15,10 +15,13 @@ pub(crate) struct Tiling {
     /// The tile loop's condition on `t`, true exactly for `t < ntiles` (narrow
     /// forms test `t * chunk < long`, so the kernel needs no 64-bit division).
     pub more: Less,
-    /// Tile forms: rows and cols (in vectors with `vec > 1`) and tiles per row.
+    /// Tile forms: rows and cols (in vectors with `vec > 1`), tiles per row and
+    /// rows of tiles (named, declared only by a kernel that takes its tiles down
+    /// the columns, [`crate::kernel::order::TileOrder`]).
     pub rows: Expr,
     pub cols: Expr,
     pub tiles_x: Expr,
+    pub tiles_y: Expr,
     /// Narrow forms: the narrow side and the long-side entries per chunk.
     pub narrow: Expr,
     pub chunk: Expr,
@@ -53,6 +56,7 @@ impl Tiling {
             rows: Expr::var(Var::Rows),
             cols: Expr::var(Var::Cols),
             tiles_x: zero.clone(),
+            tiles_y: zero.clone(),
             narrow: zero.clone(),
             chunk: zero.clone(),
             period: zero.clone(),
@@ -91,7 +95,7 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
             };
             let tiles_x = Expr::named("tiles_x", (cols.clone() + (t - 1)) / t);
             let tiles_y = (rows.clone() + (extra + deep - 1)) / deep;
-            let ntiles = Expr::named("ntiles", tiles_x.clone() * tiles_y);
+            let ntiles = Expr::named("ntiles", tiles_x.clone() * tiles_y.clone());
             let mut lets = if vec > 1 {
                 vec![rows.clone(), cols.clone()]
             } else {
@@ -102,6 +106,7 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
                 rows,
                 cols,
                 tiles_x,
+                tiles_y: Expr::named("tiles_y", tiles_y),
                 ..Tiling::new(lets, ntiles.clone(), Less(v(Var::Tile), ntiles))
             }
         }

@@ -16,6 +16,7 @@ use crate::ir::shape::{fold_params, outer_params};
 use crate::kernel::geometry::{Form, Quotients, MAX_NARROW, PLANAR_MAX_COLS, SMALL_ITERS};
 use crate::kernel::launch::{dynamic_shared_bytes, MAX_GRID_X, MAX_GRID_Y};
 use crate::kernel::layout::Layout;
+use crate::kernel::order::TileOrder;
 use crate::kernel::Kernel;
 use crate::render::body::{access_type, body_of, INDEX_TYPE, VEC_TYPE};
 use crate::render::writer::CWriter;
@@ -421,6 +422,14 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
          {loops} over the rest",
         g.tile, g.block_rows,
     )?;
+    if k.order == TileOrder::Columns {
+        writeln!(
+            h,
+            "// tiles:    taken {}: tile t is tile_r = t % tiles_y, tile_c = t / tiles_y, so consecutive \
+             tiles write consecutive pieces of the same destination rows",
+            k.order.describe()
+        )?;
+    }
     Ok(())
 }
 

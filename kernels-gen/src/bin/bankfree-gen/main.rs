@@ -6,6 +6,7 @@ use bankfree_gen::hw::bank::{self, text_map};
 use bankfree_gen::hw::occupancy::{occupancy, Arch};
 use bankfree_gen::ir::expr::{Env, Var};
 use bankfree_gen::ir::parse::parse_index;
+use bankfree_gen::kernel::order::TileOrder;
 use bankfree_gen::render::svg;
 use bankfree_gen::{emit, Form, Kernel, Model, Strategy, TransposeSpec, ELEM_SIZES};
 use clap::{Args, Parser, Subcommand};
@@ -119,6 +120,10 @@ struct SpecArgs {
     /// elements, transposed in registers); the last four take `--strategy naive`.
     #[arg(long, default_value = "tile")]
     form: String,
+    /// The order the blocks take the tiles in: rows (along the rows of tiles) or
+    /// columns (down them; `tile` and `skew` forms only).
+    #[arg(long, default_value = "rows")]
+    order: String,
 }
 
 impl SpecArgs {
@@ -134,7 +139,14 @@ impl SpecArgs {
         }
         let form: Form = self.form.parse().map_err(|e| format!("{e}"))?;
         spec = spec.with_form(form).map_err(|e| e.to_string())?;
-        Kernel::build(spec).map_err(|e| e.to_string())
+        let order = match self.order.as_str() {
+            "rows" => TileOrder::Rows,
+            "columns" => TileOrder::Columns,
+            other => return Err(format!("unknown order `{other}`: rows or columns")),
+        };
+        Kernel::build(spec)
+            .and_then(|k| k.with_order(order))
+            .map_err(|e| e.to_string())
     }
 }
 
