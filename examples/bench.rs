@@ -550,7 +550,7 @@ fn run(json: Option<String>, opts: &Opts) -> Res<()> {
         &mut rows,
     )?;
 
-    println!("\n{} (sm_{}{}), NVRTC {}.{}; per call: median of {ROUNDS} interleaved rounds of {BATCH} back-to-back calls, CUDA events; ratio = memcpy time / time", p.device, p.compute_capability.0, p.compute_capability.1, p.nvrtc.0, p.nvrtc.1);
+    println!("\n{}; per call: median of {ROUNDS} interleaved rounds of {BATCH} back-to-back calls, CUDA events; ratio = memcpy time / time", common::gpu_line(&p));
     println!(
         "{:<20} {:<32} {:>9} {:>8} {:>7}",
         "case", "implementation", "ms", "GB/s", "ratio"

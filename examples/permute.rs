@@ -172,8 +172,9 @@ fn run(filters: &[String], random: Option<(usize, u64)>, cases_out: Option<&str>
     let ctx = CudaContext::new(0).map_err(err)?;
     let stream = ctx.default_stream();
     println!(
-        "GPU 0: {}; ratio = same-bytes cudaMemcpy D2D time / permute time",
-        ctx.name().map_err(err)?
+        "GPU 0: {} (defaults of class {}); ratio = same-bytes cudaMemcpy D2D time / permute time",
+        ctx.name().map_err(err)?,
+        bankfree::runtime::device::class(&ctx)
     );
     println!(
         "{:<28} {:>10} {:>11} {:>11} {:>7}  plan",

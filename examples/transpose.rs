@@ -72,10 +72,7 @@ fn main() -> ExitCode {
         );
     }
     match probe() {
-        Ok(p) => println!(
-            "GPU 0: {} (sm_{}{}), NVRTC {}.{}",
-            p.device, p.compute_capability.0, p.compute_capability.1, p.nvrtc.0, p.nvrtc.1
-        ),
+        Ok(p) => println!("GPU 0: {}", common::gpu_line(&p)),
         Err(e) => {
             eprintln!("\nnot run on a GPU: {e}");
             return ExitCode::from(2);

@@ -35,8 +35,8 @@ pub fn run(opts: &Opts, n: usize, seed: u64, shapes: Option<String>) -> Res<()> 
     let mut rng = draw::Rng::new(seed);
     let mut all = Vec::new();
     println!(
-        "{} (sm_{}{}), NVRTC {}.{}; --random {n} --seed {seed}; ratio = memcpy time / time (median of {ROUNDS} interleaved rounds of {BATCH} calls)",
-        p.device, p.compute_capability.0, p.compute_capability.1, p.nvrtc.0, p.nvrtc.1
+        "{}; --random {n} --seed {seed}; ratio = memcpy time / time (median of {ROUNDS} interleaved rounds of {BATCH} calls)",
+        super::common::gpu_line(&p)
     );
     for class in draw::CLASSES {
         let cases = if opts.ladder {

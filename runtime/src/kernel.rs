@@ -2,6 +2,8 @@
 
 use bankfree_gen::check::index32::{INDEX64_DEFINE, INDEX64_SUFFIX};
 use bankfree_gen::kernel::geometry::Quotients;
+use bankfree_gen::kernel::order::TileOrder;
+use bankfree_gen::select::device::{tile_order, GpuClass};
 use bankfree_gen::{emit, Geometry, Kernel};
 use sha2::{Digest, Sha256};
 use std::sync::{Arc, OnceLock};
@@ -31,6 +33,12 @@ pub struct KernelSource {
     digest: [u8; 32],
     /// The 64-bit build, made on first use and shared by clones.
     build64: Arc<OnceLock<KernelSource>>,
+    /// The generator's kernel, where the source is its emission: what the
+    /// twin in the other tile order is built from.
+    kernel: Option<Arc<Kernel>>,
+    /// The same kernel taking its tiles down the columns, made on first use and
+    /// shared by clones (`None` where it has no such twin).
+    columns: Arc<OnceLock<Option<KernelSource>>>,
 }
 
 impl PartialEq for KernelSource {
@@ -51,14 +59,17 @@ impl Eq for KernelSource {}
 impl KernelSource {
     /// The kernel's CUDA C, as `bankfree-gen` emits it.
     pub fn from_kernel(k: &Kernel) -> KernelSource {
-        KernelSource::new(
-            k.entry_name().into(),
-            emit(k).into(),
-            k.spec().geometry,
-            k.shared_bytes() as u32,
-            (k.outer(), k.fold(), k.quotients()),
-            false,
-        )
+        KernelSource {
+            kernel: Some(Arc::new(k.clone())),
+            ..KernelSource::new(
+                k.entry_name().into(),
+                emit(k).into(),
+                k.spec().geometry,
+                k.shared_bytes() as u32,
+                (k.outer(), k.fold(), k.quotients()),
+                false,
+            )
+        }
     }
 
     /// A source the caller vouches for.
@@ -106,6 +117,8 @@ impl KernelSource {
             quotients,
             index64,
             build64: Arc::default(),
+            kernel: None,
+            columns: Arc::default(),
         }
     }
 
@@ -158,6 +171,32 @@ impl KernelSource {
     /// SHA-256 of the source.
     pub(crate) fn digest(&self) -> &[u8; 32] {
         &self.digest
+    }
+
+    /// This kernel as GPUs of `class` run it: a tile kernel built in the default
+    /// order ([`TileOrder::Rows`]) becomes its twin that takes the tiles down the
+    /// columns where the measured rule says so
+    /// ([`bankfree_gen::select::device::tile_order`]); any other kernel, and one
+    /// built in the other order or vouched for by [`KernelSource::from_parts`],
+    /// runs as it is.
+    pub fn for_class(&self, class: GpuClass) -> &KernelSource {
+        let Some(k) = &self.kernel else {
+            return self;
+        };
+        if self.index64
+            || k.order() != TileOrder::Rows
+            || tile_order(class, &self.geometry) != TileOrder::Columns
+        {
+            return self;
+        }
+        self.columns
+            .get_or_init(|| {
+                k.with_order(TileOrder::Columns)
+                    .ok()
+                    .map(|c| KernelSource::from_kernel(&c))
+            })
+            .as_ref()
+            .unwrap_or(self)
     }
 
     /// The 64-bit build of this kernel: the same source compiled with

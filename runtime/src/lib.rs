@@ -35,6 +35,7 @@ pub mod kernel;
 pub mod tune;
 
 mod cache;
+pub mod device;
 mod discover;
 #[allow(unsafe_code)]
 mod ffi;
@@ -50,12 +51,16 @@ pub use permute::{permute, permute_with, PermuteOptions};
 pub use tune::{autotune, Tuning};
 
 /// What this machine offers.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Probe {
     pub device: String,
     /// `(major, minor)` compute capability of GPU 0.
     pub compute_capability: (i32, i32),
     pub nvrtc: (i32, i32),
+    /// The measured class GPU 0's defaults are picked for ([`device`]).
+    pub gpu_class: bankfree_gen::select::device::GpuClass,
+    /// Peak DRAM bandwidth per SM of GPU 0 in GB/s, where the driver reports it.
+    pub bandwidth_per_sm: Option<f64>,
 }
 
 /// Checks for the driver, GPU 0 and NVRTC, in that order, without panicking.
@@ -86,5 +91,7 @@ pub fn probe() -> Result<Probe> {
         device,
         compute_capability,
         nvrtc,
+        gpu_class: device::class(&ctx),
+        bandwidth_per_sm: device::bandwidth_per_sm(&ctx),
     })
 }

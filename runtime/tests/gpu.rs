@@ -358,3 +358,51 @@ fn calls_past_two_to_the_32_elements_run_the_64_bit_build() {
         assert_eq!(got[at], value(r, c), "dst[{c}][{r}]");
     }
 }
+
+/// Tile kernels taking their tiles down the columns (the H200 class's order),
+/// built explicitly so that they run whatever this GPU's class: every default
+/// tile and skew kernel of each element size, on the suite's shapes and larger
+/// ragged and batched ones, bit-exact; and the class the launcher reads is one of the measured ones.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tiles_taken_down_the_columns_are_exact() {
+    use bankfree_gen::kernel::order::TileOrder;
+    use bankfree_gen::select::choice::auto_kernels;
+    use bankfree_gen::Form;
+    let s = stream();
+    let class = bankfree_runtime::device::class(s.context());
+    assert!(bankfree_gen::select::device::GpuClass::ALL.contains(&class));
+    // Tiles over several rows and columns of tiles each way, ragged and pitched.
+    let mut shapes = shapes();
+    shapes.extend([Shape::new(1000, 777), Shape::batched(3, 130, 260)]);
+    let mut ran = 0;
+    for e in [1u32, 2, 4, 8, 12, 16] {
+        let spec = TransposeSpec::new(32, e, Strategy::Pad(None)).expect("spec");
+        let list = auto_kernels(&Kernel::build(spec).expect("builds"));
+        for k in list
+            .iter()
+            .filter(|k| matches!(k.spec().geometry.form, Form::Tile | Form::Skew))
+        {
+            let down = k.with_order(TileOrder::Columns).expect("tile forms");
+            let src = KernelSource::from_kernel(&down);
+            assert!(src.entry().ends_with("_tc"), "{}", src.entry());
+            for shape in &shapes {
+                if bankfree_gen::check::fit::refusal(src.geometry(), shape).is_some() {
+                    continue;
+                }
+                match e {
+                    1 => check(&s, &src, shape, |x| x as u8),
+                    2 => check(&s, &src, shape, |x| x as u16),
+                    4 => check(&s, &src, shape, |x| x as u32),
+                    8 => check(&s, &src, shape, |x| x),
+                    12 => check(&s, &src, shape, |x| {
+                        F3([x as u32, (x >> 20) as u32, (x >> 40) as u32])
+                    }),
+                    _ => check(&s, &src, shape, |x| u128::from(x) << 64 | u128::from(!x)),
+                }
+                ran += 1;
+            }
+        }
+    }
+    assert!(ran >= 20, "only {ran} runs");
+}

@@ -2,6 +2,7 @@
 //! of them are proven ahead of time.
 
 pub mod choice;
+pub mod device;
 #[cfg(test)]
 mod extremes;
 pub mod gather;

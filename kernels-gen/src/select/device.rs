@@ -1,0 +1,183 @@
+//! Defaults per GPU: the measured rule's device classes, and what differs
+//! between them.
+//!
+//! A faster memory needs more bytes in flight per SM, and it also answers some
+//! access orders better than others. The defaults of [`crate::select::choice`]
+//! hold on both GPUs measured, the H100 (HBM3, 25 GB/s of peak DRAM bandwidth
+//! per SM) and the H200 (HBM3e, the same 132 SMs at 37 GB/s each): on the H200
+//! no other tile, thread-row count or vector width of `bench --sweep` beats them
+//! by more than 0.005 of memcpy on 8192 x 8192 of 1, 2, 4, 8 and 16 bytes (the
+//! 12-byte skew tile, 32 x 16 threads, by 0.024). What differs is the
+//! order in which the blocks take the tiles ([`TileOrder`]), which the runtime
+//! picks for the GPU at hand by [`tile_order`]. A GPU not measured takes the
+//! class whose bandwidth per SM is nearest its own ([`GpuClass::nearest`]).
+//!
+//! ```
+//! use bankfree_gen::select::device::{tile_order, GpuClass};
+//! use bankfree_gen::{kernel::order::TileOrder, Form, Geometry};
+//! let g = Geometry { form: Form::Tile, tile: 32, block_rows: 16, elem_bytes: 4, vec: 2 };
+//! assert_eq!(GpuClass::nearest(37.2), GpuClass::H200);
+//! assert_eq!(GpuClass::nearest(20.0), GpuClass::H100); // an A100 80GB: 18.6
+//! assert_eq!(tile_order(GpuClass::H200, &g), TileOrder::Columns);
+//! assert_eq!(tile_order(GpuClass::H100, &g), TileOrder::Rows);
+//! ```
+
+use crate::kernel::geometry::{Form, Geometry};
+use crate::kernel::order::TileOrder;
+use std::fmt;
+use std::str::FromStr;
+
+/// The GPUs the defaults were measured on, each standing for the GPUs whose peak
+/// DRAM bandwidth per SM is nearest its own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum GpuClass {
+    /// H100 SXM: HBM3, 3.35 TB/s over 132 SMs.
+    #[default]
+    H100,
+    /// H200: HBM3e, 4.9 TB/s over 132 SMs.
+    H200,
+}
+
+impl GpuClass {
+    /// Every class, in the order of their bandwidth per SM.
+    pub const ALL: [GpuClass; 2] = [GpuClass::H100, GpuClass::H200];
+
+    /// Peak DRAM bandwidth per SM in GB/s: the memory clock, twice per cycle,
+    /// times the bus width, over the SMs (what
+    /// [`GpuClass::bandwidth_per_sm_of`] computes from the driver's attributes).
+    pub fn bandwidth_per_sm(self) -> f64 {
+        match self {
+            // 2619 MHz x 2 x 5120 bits / 8 / 132.
+            GpuClass::H100 => 25.4,
+            // 3201 MHz x 2 x 6144 bits / 8 / 132.
+            GpuClass::H200 => 37.2,
+        }
+    }
+
+    /// Peak DRAM bandwidth per SM in GB/s of a GPU whose memory runs at
+    /// `memory_khz` over a `bus_bits`-wide bus and has `sms` multiprocessors (the
+    /// driver's attributes), or `None` where one of them is 0.
+    pub fn bandwidth_per_sm_of(memory_khz: u64, bus_bits: u64, sms: u64) -> Option<f64> {
+        if memory_khz == 0 || bus_bits == 0 || sms == 0 {
+            return None;
+        }
+        Some(2.0 * memory_khz as f64 * 1e3 * bus_bits as f64 / 8.0 / sms as f64 / 1e9)
+    }
+
+    /// The class whose bandwidth per SM is nearest `gb_per_s` (by ratio).
+    pub fn nearest(gb_per_s: f64) -> GpuClass {
+        let far = |c: GpuClass| (gb_per_s.max(1e-3) / c.bandwidth_per_sm()).ln().abs();
+        GpuClass::ALL
+            .into_iter()
+            .min_by(|a, b| far(*a).total_cmp(&far(*b)))
+            .unwrap_or_default()
+    }
+}
+
+impl fmt::Display for GpuClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            GpuClass::H100 => "h100",
+            GpuClass::H200 => "h200",
+        })
+    }
+}
+
+impl FromStr for GpuClass {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        GpuClass::ALL
+            .into_iter()
+            .find(|c| c.to_string().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| format!("unknown GPU class `{s}`: h100 or h200"))
+    }
+}
+
+/// The order in which a kernel of geometry `g` takes its tiles on GPUs of
+/// `class`. Measured through the attribute's defaults, `bench` once with
+/// `BANKFREE_GPU_CLASS=h100` (along the rows) and once with the tiles taken down
+/// the columns, in one call on an H200; ratios to a same-bytes `cudaMemcpy`,
+/// rows / columns (padded lists):
+///
+/// | case | kernel | rows | columns |
+/// |---|---|---|---|
+/// | 8192 x 8192 u8 | vec tile, 4 x 4 blocks | 0.905 | 0.935 |
+/// | 8192 x 8192 u16 | vec tile, 4 x 4 blocks | 0.953 | 0.971 |
+/// | 8192 x 8192 f32 | vec tile, 2 x 2 blocks | 0.956 | 0.981 |
+/// | 8192 x 8192 f64 | tile | 0.952 | 0.987 |
+/// | 8192 x 8192 16-byte | tile | 0.893 | 0.914 |
+/// | 8191 x 8193 f32 | skew tile | 0.822 | 0.803 |
+/// | 4097 x 4095 u8 | 1-element tile, 64 x 4 threads | 0.572 | 0.557 |
+/// | 4095 x 4097 f16 | skew tile | 0.741 | 0.713 |
+///
+/// Tiles whose rows are whole 32-byte sectors and more (vector tiles, 8- and
+/// 16-byte elements), written one band of destination rows at a time, gain on
+/// the H200; the skew tiles and the 1-element tiles of narrower elements lose,
+/// and 12-byte tiles lose too (0.836 against 0.807 with a probe of the 64-wide
+/// tile on 8192 x 8192). On an H100 the same probe found no gain (f32 vec tile
+/// 0.959 / 0.958, f64 0.966 / 0.966, 16-byte 0.974 / 0.967) and losses on other
+/// shapes (4096 x 16384 f32 0.961 / 0.949). So: down the columns of tiles for
+/// those tile kernels on the H200 class, along the rows everywhere else.
+pub fn tile_order(class: GpuClass, g: &Geometry) -> TileOrder {
+    let whole_sectors = g.vec > 1 || matches!(g.elem_bytes, 8 | 16);
+    if class == GpuClass::H200 && g.form == Form::Tile && whole_sectors {
+        TileOrder::Columns
+    } else {
+        TileOrder::Rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_driver_figures_give_the_measured_classes() {
+        let h100 = GpuClass::bandwidth_per_sm_of(2_619_000, 5120, 132).expect("nonzero");
+        let h200 = GpuClass::bandwidth_per_sm_of(3_201_000, 6144, 132).expect("nonzero");
+        assert!(
+            (h100 - GpuClass::H100.bandwidth_per_sm()).abs() < 0.1,
+            "{h100}"
+        );
+        assert!(
+            (h200 - GpuClass::H200.bandwidth_per_sm()).abs() < 0.1,
+            "{h200}"
+        );
+        assert_eq!(GpuClass::nearest(h100), GpuClass::H100);
+        assert_eq!(GpuClass::nearest(h200), GpuClass::H200);
+        // Halfway by ratio is about 30.7 GB/s per SM.
+        assert_eq!(GpuClass::nearest(30.0), GpuClass::H100);
+        assert_eq!(GpuClass::nearest(31.5), GpuClass::H200);
+        assert_eq!(GpuClass::nearest(0.0), GpuClass::H100);
+        assert_eq!(GpuClass::bandwidth_per_sm_of(0, 5120, 132), None);
+        assert_eq!("H200".parse::<GpuClass>(), Ok(GpuClass::H200));
+        assert!("a100".parse::<GpuClass>().is_err());
+    }
+
+    #[test]
+    fn vector_and_8_and_16_byte_tiles_of_the_h200_class_go_down_the_columns() {
+        for e in [1, 2, 4, 8, 12, 16, 32] {
+            for vec in [1, 2, 4] {
+                for form in [Form::Tile, Form::Skew, Form::Small, Form::Tall] {
+                    let g = Geometry {
+                        form,
+                        tile: 32,
+                        block_rows: 8,
+                        elem_bytes: e,
+                        vec,
+                    };
+                    assert_eq!(tile_order(GpuClass::H100, &g), TileOrder::Rows);
+                    let down = form == Form::Tile && (vec > 1 || e == 8 || e == 16);
+                    assert_eq!(
+                        tile_order(GpuClass::H200, &g) == TileOrder::Columns,
+                        down,
+                        "{e}-byte v{vec} {form}"
+                    );
+                    // The rule never picks an order the form cannot take.
+                    assert!(tile_order(GpuClass::H200, &g).fits(form));
+                }
+            }
+        }
+    }
+}
