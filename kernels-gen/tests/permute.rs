@@ -8,6 +8,7 @@ use common::noise;
 
 use bankfree_gen::check::fit::kernel_refusal;
 use bankfree_gen::check::sim;
+use bankfree_gen::kernel::order::TileOrder;
 use bankfree_gen::select::choice::permute_tile_rows;
 use bankfree_gen::select::permute::{
     plan, plan_kernels, plan_tiles, Kind, Permute, PermuteError, Plan,
@@ -117,12 +118,16 @@ fn check_plan(p: &Permute, planned: Result<Plan, PermuteError>) -> Result<usize,
             kernel_refusal(&k.spec().geometry, k.quotients(), &planned.shape).is_none()
         };
         prop_assert!(fits(last));
-        for k in &kernels {
-            if !fits(k) {
+        // Each tile kernel also in the other order its blocks may take the tiles.
+        let down = kernels
+            .iter()
+            .filter_map(|k| k.with_order(TileOrder::Columns).ok());
+        for k in kernels.iter().cloned().chain(down) {
+            if !fits(&k) {
                 continue;
             }
             let mut got = poison.clone();
-            sim::run(k, &planned.shape, &src, &mut got, None).map_err(|err| {
+            sim::run(&k, &planned.shape, &src, &mut got, None).map_err(|err| {
                 TestCaseError::fail(format!("{} on {p:?}: {err}", k.entry_name()))
             })?;
             prop_assert!(got == want, "{} on {:?}: output differs", k.entry_name(), p);
