@@ -33,6 +33,7 @@ pub mod grid;
 pub mod launch;
 pub mod layout;
 pub mod moves;
+mod name;
 pub(crate) mod narrow;
 pub mod order;
 mod planar;
@@ -44,7 +45,7 @@ pub(crate) mod tiling;
 use crate::ir::expr::{Expr, Less, Var, MAX_FOLD, MAX_OUTER};
 use crate::kernel::batch::batch_base;
 use crate::kernel::copy::copy_moves;
-use crate::kernel::geometry::{Form, Quotients, Unit, MAX_NARROW, PLANAR_MAX_COLS};
+use crate::kernel::geometry::{Form, Quotients, Unit};
 use crate::kernel::layout::{swizzle_candidates, Layout, MAX_PAD};
 use crate::kernel::moves::Move;
 use crate::kernel::narrow::{narrow_moves, packed_swizzle, packed_tall_moves};
@@ -437,133 +438,5 @@ impl Kernel {
     /// Units in the shared array.
     pub fn shared_units(&self) -> u64 {
         self.shared_bytes() / u64::from(self.unit.bytes())
-    }
-
-    /// One line for people: tile, threads, element size, strategy and its
-    /// resolution, shared memory.
-    pub fn describe(&self) -> String {
-        let (s, g) = (&self.spec, &self.spec.geometry);
-        let vec = if g.vec > 1 && g.form == Form::Planar {
-            format!(", {} elements per 16-byte vector", g.vec)
-        } else if g.vec > 1 && g.form == Form::Copy {
-            format!(
-                ", {} elements per access as one {}-byte vector",
-                g.vec,
-                g.vec_bytes()
-            )
-        } else if g.vec > 1 && g.gathers() {
-            format!(", {} elements per thread step as one 16-byte vector", g.vec)
-        } else if g.packs() {
-            format!(", {} elements per thread step as one 32-bit word", g.vec)
-        } else if g.vec > 1 {
-            format!(
-                ", {v} x {v} blocks per thread step as {b}-byte vectors",
-                v = g.vec,
-                b = g.vec_bytes()
-            )
-        } else {
-            String::new()
-        };
-        let what = match g.form {
-            Form::Tile => format!("tile {}", g.tile_elems()),
-            Form::Skew => format!(
-                "skew tile {} x {} (writes start on 32-byte sectors; {} extra source rows)",
-                g.tile,
-                g.skew_rows(),
-                g.sector_elems() - 1
-            ),
-            Form::Tall | Form::Wide => format!(
-                "{} chunks of {} elements (narrow side up to {})",
-                g.form,
-                g.chunk_elems(),
-                MAX_NARROW
-            ),
-            Form::Small => format!(
-                "small: runs of {} destination elements across a batch of matrices of up to {} elements, written as one dense run{}{}",
-                g.small_chunk(),
-                self.quotients.max_elems(),
-                if self.quotients == Quotients::Narrow { "" } else { ", " },
-                self.quotients.describe()
-            ),
-            Form::Copy => format!(
-                "copy: runs of {} vectors of a batch item's rows, no transpose",
-                g.copy_chunk()
-            ),
-            Form::Strip => format!(
-                "strip: runs of {} destination elements of matrices of up to {} rows, each matrix's destination one run",
-                g.small_chunk(),
-                MAX_NARROW
-            ),
-            Form::Planar => format!(
-                "planar: runs of {} blocks of {} source rows of up to {} columns, each transposed in registers",
-                g.copy_chunk(),
-                g.vec,
-                PLANAR_MAX_COLS
-            ),
-        };
-        let what = if self.order == TileOrder::Columns {
-            format!("{what}, tiles taken {}", self.order.describe())
-        } else {
-            what
-        };
-        let what = if self.fold == [0, 0] {
-            what
-        } else {
-            format!(
-                "{what}, its rows over {} axes and its columns over {}",
-                self.fold[0] + 1,
-                self.fold[1] + 1
-            )
-        };
-        format!(
-            "{what} ({} x {} threads), {}-byte elements{vec}, strategy {} -> {}, {} bytes of shared memory per block",
-            g.tile,
-            g.block_rows,
-            g.elem_bytes,
-            s.strategy,
-            self.layout,
-            self.shared_bytes()
-        )
-    }
-
-    /// The `extern "C"` entry point's name, derived from the spec.
-    pub fn entry_name(&self) -> String {
-        let (s, g) = (&self.spec, &self.spec.geometry);
-        let strat = match self.layout {
-            Layout::Direct => "naive".to_string(),
-            Layout::Pad(0) if s.strategy == Strategy::None => "none".to_string(),
-            Layout::Pad(n) => format!("pad{n}"),
-            Layout::Xor(z) => format!("xor{}{}{}", z.b, z.m, z.s),
-            Layout::Rotate => "rotate".to_string(),
-        };
-        let vec = if g.vec > 1 {
-            format!("_v{}", g.vec)
-        } else {
-            String::new()
-        };
-        let form = if g.form == Form::Tile {
-            String::new()
-        } else {
-            format!("_{}", g.form)
-        };
-        let mut outer = if self.outer > 0 {
-            format!("_o{}", self.outer)
-        } else {
-            String::new()
-        };
-        if self.fold != [0, 0] {
-            outer.push_str(&format!("_f{}{}", self.fold[0], self.fold[1]));
-        }
-        match self.quotients {
-            Quotients::Narrow => {}
-            Quotients::Items => outer.push_str("_qx"),
-            Quotients::Wide => outer.push_str("_qxm"),
-            Quotients::Any => outer.push_str("_q64m"),
-        }
-        outer.push_str(self.order.suffix());
-        format!(
-            "bankfree_transpose_t{}_r{}_e{}{vec}_{}{form}{outer}",
-            g.tile, g.block_rows, g.elem_bytes, strat
-        )
     }
 }
