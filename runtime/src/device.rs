@@ -4,7 +4,8 @@
 //! The class is the one whose peak DRAM bandwidth per SM is nearest the GPU's
 //! (memory clock, bus width and SM count as the driver reports them);
 //! `BANKFREE_GPU_CLASS=h100` or `h200` sets it instead, to compare the classes'
-//! defaults on one GPU or to pin them. A GPU whose attributes cannot be read
+//! defaults on one GPU or to pin them (another value is ignored, with a warning
+//! through `log`). A GPU whose attributes cannot be read
 //! takes the default class, [`GpuClass::H100`].
 
 use bankfree_gen::select::device::GpuClass;
@@ -31,9 +32,20 @@ pub fn class(ctx: &Arc<CudaContext>) -> GpuClass {
     c
 }
 
-/// The class `BANKFREE_GPU_CLASS` names, if it names one.
+/// The class `BANKFREE_GPU_CLASS` names, if it is set; a value that names no class
+/// is ignored with one warning through `log`.
 fn forced() -> Option<GpuClass> {
-    std::env::var(CLASS_VAR).ok()?.parse().ok()
+    let value = std::env::var(CLASS_VAR).ok()?;
+    match value.parse() {
+        Ok(c) => Some(c),
+        Err(why) => {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| {
+                log::warn!("bankfree: {CLASS_VAR}: {why}; using the class the GPU's memory bandwidth per SM gives");
+            });
+            None
+        }
+    }
 }
 
 /// Peak DRAM bandwidth per SM of `ctx`'s GPU in GB/s, where the driver reports
