@@ -222,7 +222,7 @@ impl KernelSource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bankfree_gen::{Strategy, TransposeSpec};
+    use bankfree_gen::{select, Strategy, TransposeSpec};
 
     fn kernel() -> KernelSource {
         let spec = TransposeSpec::new(32, 4, Strategy::Xor).expect("valid");
@@ -260,5 +260,66 @@ mod tests {
         assert!(std::ptr::eq(wide, k.index64()));
         assert!(std::ptr::eq(wide, k.clone().index64()));
         assert!(std::ptr::eq(wide.index64(), wide));
+    }
+
+    #[test]
+    #[allow(unsafe_code)]
+    fn each_class_runs_the_tile_order_its_rule_gives() {
+        let vec = KernelSource::from_kernel(
+            &select::choice::fast_kernel(&TransposeSpec::new(32, 4, Strategy::Xor).expect("valid"))
+                .expect("f32 has a vector kernel"),
+        );
+        // The H100 class runs the kernel as built, the H200 class its twin (made
+        // once, shared by clones), whose 64-bit build is its own.
+        assert!(std::ptr::eq(vec.for_class(GpuClass::H100), &vec));
+        let down = vec.for_class(GpuClass::H200);
+        assert_eq!(down.entry(), format!("{}_tc", vec.entry()));
+        assert_eq!(down.geometry(), vec.geometry());
+        assert!(down.source().contains("tile_c = t / tiles_y"));
+        assert!(std::ptr::eq(down, vec.clone().for_class(GpuClass::H200)));
+        assert!(std::ptr::eq(down.for_class(GpuClass::H200), down));
+        assert!(down.index64().entry().ends_with("_tc_i64"));
+        assert!(std::ptr::eq(
+            vec.index64().for_class(GpuClass::H200),
+            vec.index64()
+        ));
+        // Kernels the rule keeps in row order, one built in the other order, and a
+        // source vouched for by hand run as they are on both classes.
+        let small = KernelSource::from_kernel(
+            &Kernel::build(TransposeSpec::small(4).expect("valid")).expect("builds"),
+        );
+        let skew = select::choice::shape_kernels(
+            &TransposeSpec::new(32, 4, Strategy::Xor).expect("valid"),
+        )
+        .into_iter()
+        .find(|k| k.spec().geometry.form == bankfree_gen::Form::Skew)
+        .expect("a skew kernel");
+        let skew = KernelSource::from_kernel(&skew);
+        let built = Kernel::build(TransposeSpec::new(32, 8, Strategy::Xor).expect("valid"))
+            .and_then(|k| k.with_order(TileOrder::Columns))
+            .expect("builds");
+        let columns = KernelSource::from_kernel(&built);
+        let k = kernel();
+        // SAFETY: compared only, never launched.
+        let vouched = unsafe {
+            KernelSource::from_parts(
+                vec.entry(),
+                vec.source(),
+                *vec.geometry(),
+                vec.shared_bytes(),
+            )
+        };
+        for s in [&small, &skew, &columns, &vouched] {
+            for class in GpuClass::ALL {
+                assert!(std::ptr::eq(s.for_class(class), s), "{} {class}", s.entry());
+            }
+        }
+        // The scalar f32 tile keeps row order; the 8-byte one goes down the columns.
+        assert!(std::ptr::eq(k.for_class(GpuClass::H200), &k));
+        let f64_tile = KernelSource::from_kernel(
+            &Kernel::build(TransposeSpec::new(32, 8, Strategy::Xor).expect("valid"))
+                .expect("builds"),
+        );
+        assert!(f64_tile.for_class(GpuClass::H200).entry().ends_with("_tc"));
     }
 }
