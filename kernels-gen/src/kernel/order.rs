@@ -15,10 +15,13 @@
 //! assert_eq!(down.entry_name(), "bankfree_transpose_t32_r8_e4_xor505_tc");
 //! assert!(bankfree_gen::emit(&down).contains("tile_c = t / tiles_y"));
 //! assert!(Kernel::build(TransposeSpec::small(4)?)?.with_order(TileOrder::Columns).is_err());
+//! assert_eq!("columns".parse::<TileOrder>(), Ok(TileOrder::Columns));
 //! # Ok::<(), bankfree_gen::SpecError>(())
 //! ```
 
 use crate::kernel::geometry::Form;
+use std::fmt;
+use std::str::FromStr;
 
 /// Which tile a tile kernel's tile index `t` names, over `tiles_x x tiles_y`
 /// tiles per matrix.
@@ -33,6 +36,9 @@ pub enum TileOrder {
 }
 
 impl TileOrder {
+    /// Both orders, the default first.
+    pub const ALL: [TileOrder; 2] = [TileOrder::Rows, TileOrder::Columns];
+
     /// Whether kernels of `form` take their tiles in this order: every form takes
     /// [`TileOrder::Rows`] (the others have no rows of tiles), only the square
     /// tiles (`tile`, `skew`) [`TileOrder::Columns`].
@@ -54,5 +60,25 @@ impl TileOrder {
             TileOrder::Rows => "along the rows of tiles",
             TileOrder::Columns => "down the columns of tiles",
         }
+    }
+}
+
+impl fmt::Display for TileOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TileOrder::Rows => "rows",
+            TileOrder::Columns => "columns",
+        })
+    }
+}
+
+impl FromStr for TileOrder {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        TileOrder::ALL
+            .into_iter()
+            .find(|o| o.to_string() == s.trim())
+            .ok_or_else(|| format!("unknown order `{s}`: rows or columns"))
     }
 }

@@ -139,11 +139,7 @@ impl SpecArgs {
         }
         let form: Form = self.form.parse().map_err(|e| format!("{e}"))?;
         spec = spec.with_form(form).map_err(|e| e.to_string())?;
-        let order = match self.order.as_str() {
-            "rows" => TileOrder::Rows,
-            "columns" => TileOrder::Columns,
-            other => return Err(format!("unknown order `{other}`: rows or columns")),
-        };
+        let order: TileOrder = self.order.parse()?;
         Kernel::build(spec)
             .and_then(|k| k.with_order(order))
             .map_err(|e| e.to_string())
