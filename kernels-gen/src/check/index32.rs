@@ -239,23 +239,17 @@ fn checks(g: &Geometry, outer: u8, fold: [u8; 2]) -> Checks {
     // ones' operands, which must be exact alike, so this proof covers them (an exact
     // quotient's sum of its operand and that operand's high half stays below
     // 2^32, because the fit keeps the operands below 2^31).
-    // A tile kernel's blocks may take its tiles in either order: both are walked.
-    let k = Kernel::assemble_outer(
-        spec,
-        Layout::Pad(0),
-        outer,
-        fold,
-        Quotients::Narrow,
-        TileOrder::Rows,
-    );
-    let orders = [TileOrder::Rows, TileOrder::Columns];
-    let twins = orders
-        .iter()
+    // A tile kernel's blocks may take its tiles in either order: both are walked
+    // (the same tile count, loop condition and loops).
+    let twins: Vec<Kernel> = TileOrder::ALL
+        .into_iter()
         .filter(|o| o.fits(g.form))
-        .map(|&o| Kernel::assemble_outer(spec, Layout::Pad(0), outer, fold, Quotients::Narrow, o));
+        .map(|o| Kernel::assemble_outer(spec, Layout::Pad(0), outer, fold, Quotients::Narrow, o))
+        .collect();
+    let k = &twins[0];
     let mut walked = Vec::new();
     let mut compared = vec![k.more.clone()];
-    for k in twins {
+    for k in &twins {
         walked.extend(
             k.kernel_lets
                 .iter()
