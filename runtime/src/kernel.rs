@@ -180,12 +180,19 @@ impl KernelSource {
     /// built in the other order or vouched for by [`KernelSource::from_parts`],
     /// runs as it is.
     pub fn for_class(&self, class: GpuClass) -> &KernelSource {
+        self.for_gpu(|| class)
+    }
+
+    /// [`KernelSource::for_class`], asking `class` only for a kernel that has a
+    /// twin to swap in (the launcher's path: most kernels never look the GPU up).
+    pub(crate) fn for_gpu(&self, class: impl FnOnce() -> GpuClass) -> &KernelSource {
         let Some(k) = &self.kernel else {
             return self;
         };
         if self.index64
             || k.order() != TileOrder::Rows
-            || tile_order(class, &self.geometry) != TileOrder::Columns
+            || !TileOrder::Columns.fits(self.geometry.form)
+            || tile_order(class(), &self.geometry) != TileOrder::Columns
         {
             return self;
         }

@@ -297,7 +297,7 @@ where
     }
     // The tile order measured fastest on this GPU's class, then the 32-bit build
     // where it provably computes every index exactly and is the faster build.
-    let kernel = kernel.for_class(crate::device::class(ctx));
+    let kernel = kernel.for_gpu(|| crate::device::class(ctx));
     let kernel = if kernel.is_index64() || index32::runs(g, shape) {
         kernel
     } else {
