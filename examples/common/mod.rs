@@ -1,4 +1,5 @@
-//! Helpers the examples share: CUDA-event medians and a CPU transpose.
+//! Helpers the examples share: CUDA-event medians, a CPU transpose and GPU 0 in
+//! one line.
 #![allow(dead_code)] // each example uses part of these helpers
 
 use bankfree::cudarc::driver::CudaStream;
@@ -95,7 +96,6 @@ pub fn noise<T>(n: usize, make: impl Fn(u64) -> T) -> Vec<T> {
 
 /// GPU 0 in one line: name, compute capability, the measured class its defaults
 /// are picked for (with its peak memory bandwidth per SM) and NVRTC's version.
-#[allow(dead_code)] // not every example that includes this module prints it
 pub fn gpu_line(p: &bankfree::runtime::Probe) -> String {
     let per_sm = p
         .bandwidth_per_sm
