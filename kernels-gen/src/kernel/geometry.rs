@@ -178,8 +178,10 @@ pub const SMALL_WIDE_MAX_ELEMS: u64 = 1 << 31;
 /// Bytes a `small` kernel's thread stores per step: one 16-byte vector.
 pub const SMALL_VEC_BYTES: u32 = 16;
 
-/// Steps of a `small` kernel's `j` loop (vectors per thread per chunk).
-pub const SMALL_ITERS: u32 = 4;
+/// Steps of a `small` or `strip` kernel's `j` loop (vectors per thread per
+/// chunk): two ran faster than four or more on both measured GPUs, and about
+/// as fast as one (docs/design.md).
+pub const SMALL_ITERS: u32 = 2;
 
 /// Tile sides accepted.
 pub const TILES: [u32; 4] = [8, 16, 32, 64];
