@@ -510,6 +510,34 @@ fn small_kernels_cover_every_element_once() {
 }
 
 #[test]
+fn small_kernels_of_word_arrays_store_vectors_where_dst_is_aligned() {
+    // Word arrays gather the destination's words: whole 16-byte vectors where
+    // the pointer starts on one (its position counted in words), word by word at
+    // every other pointer, and every element once either way.
+    for e in [12, 20, 24, 36, 64] {
+        let kernel = Kernel::build(TransposeSpec::small(e).expect("valid")).expect("builds");
+        let g = kernel.spec().geometry;
+        assert!(g.gathers_words() && g.vec == 4, "{e}-byte: {g:?}");
+        for (batch, rows, cols) in [(37, 5, 17), (3, 33, 31), (200, 3, 3)] {
+            let shape = Shape::batched(batch, rows, cols);
+            let words = batch * rows * cols * u64::from(e / 4);
+            let (src, mut dst) = (
+                noise((batch * rows * cols) as usize * e as usize, 3),
+                vec![0u8; (batch * rows * cols) as usize * e as usize],
+            );
+            for dst_off in 0..4 {
+                check_at(&kernel, &shape, None, dst_off);
+                let stats =
+                    sim::run_at(&kernel, &shape, &src, &mut dst, None, dst_off).expect("runs");
+                assert_eq!(stats.unit_writes, words, "{e}-byte at {dst_off}");
+                let want = if dst_off == 0 { words / 4 } else { 0 };
+                assert_eq!(stats.vector_writes, want, "{e}-byte at {dst_off}");
+            }
+        }
+    }
+}
+
+#[test]
 fn wide_quotients_split_any_batch_and_long_matrices() {
     // A batch whose inner axis has 65537 items and `batch * extent` past 2^32: a
     // 32-bit quotient by 65537 is off by one from item 65536 on, so the plain

@@ -214,6 +214,42 @@ fn a_misaligned_upgraded_slice_runs_the_scalar_kernel() {
     let _ = src.leak();
 }
 
+/// A batch of small 12-byte matrices written through destination views that
+/// start 0 to 3 elements into an allocation: the small kernel gathers words, and
+/// stores 16-byte vectors only where the view's address allows (every phase of a
+/// word in a vector); every element lands once, and nothing beside the view is
+/// touched.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn small_kernels_of_word_arrays_store_at_every_dst_phase() {
+    let s = stream();
+    let small = Kernel::build(TransposeSpec::small(12).expect("spec")).expect("builds");
+    assert!(small.spec().geometry.gathers_words());
+    let k = KernelSource::from_kernel(&small);
+    for shape in [
+        Shape::batched(2049, 5, 7),
+        Shape::batched(77, 33, 31),
+        Shape::batched(1, 2, 2),
+    ] {
+        let n = usize::try_from(shape.dst_elems().expect("shape")).expect("fits");
+        let mut rng = Rng(0x5DEE_CE66 ^ shape.batch);
+        let mut f3 = || F3([rng.next() as u32, rng.next() as u32, rng.next() as u32]);
+        let host: Vec<F3> = (0..n).map(|_| f3()).collect();
+        let poison: Vec<F3> = (0..n + 3).map(|_| f3()).collect();
+        let src = s.clone_htod(&host).expect("upload");
+        for off in 0..4 {
+            let mut whole = s.clone_htod(&poison).expect("upload");
+            let mut view = whole.slice_mut(off..off + n);
+            transpose(&k, &src, &mut view, &shape, None)
+                .unwrap_or_else(|e| panic!("{shape:?} at +{off}: {e}"));
+            let got = s.clone_dtoh(&whole).expect("download");
+            let mut want = poison.clone();
+            reference(&shape, &host, &mut want[off..off + n]);
+            assert!(got == want, "{shape:?} at +{off}: wrong result");
+        }
+    }
+}
+
 /// Buffers of another context are refused before anything asks them for an
 /// address (that would make a stream wait on, or record, another context's
 /// events): both contexts keep working afterwards.

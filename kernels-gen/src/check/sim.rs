@@ -78,6 +78,8 @@ pub struct Stats {
     pub blocks: u64,
     pub tiles: u64,
     pub unit_writes: u64,
+    /// Whole vectors a packed move stored at once (its other units went one by one).
+    pub vector_writes: u64,
 }
 
 struct Buf<'a> {
@@ -268,8 +270,10 @@ pub fn run_as(
                                 for j in 0..mv.iters {
                                     env.set(Var::J, i64::from(j));
                                     if let Some(full) = &bound.full {
-                                        stats.unit_writes +=
+                                        let (units, vectors) =
                                             m.step_packed(kernel, mv, &bound, full, &mut env)?;
+                                        stats.unit_writes += units;
+                                        stats.vector_writes += vectors;
                                     } else if bound.guard.eval(&env)? {
                                         stats.unit_writes +=
                                             m.step(kernel, mv, &bound, &mut env, 0..units)?;
@@ -315,7 +319,8 @@ struct Memory<'a> {
 impl Memory<'_> {
     /// One thread's step of a packed move: its `words` units gathered and stored
     /// as one vector (which must be aligned and contiguous) where `full` holds,
-    /// else unit by unit where the move's guard holds for that unit.
+    /// else unit by unit where the move's guard holds for that unit; returns the
+    /// units written and the vectors stored whole (0 or 1).
     fn step_packed(
         &mut self,
         kernel: &Kernel,
@@ -323,7 +328,7 @@ impl Memory<'_> {
         bound: &Bound,
         full: &GuardTape,
         env: &mut Env,
-    ) -> Result<u64, SimError> {
+    ) -> Result<(u64, u64), SimError> {
         let n = kernel.words;
         if full.eval(env)? {
             // The vector's units: contiguous, and aligned where the access is a
@@ -345,7 +350,7 @@ impl Memory<'_> {
             if mv.pack.as_ref().is_some_and(|p| p.load) {
                 whole(&bound.from, mv.from.mem, env)?;
             }
-            return self.step(kernel, mv, bound, env, 0..n);
+            return Ok((self.step(kernel, mv, bound, env, 0..n)?, 1));
         }
         let mut written = 0;
         for k in 0..n {
@@ -354,7 +359,7 @@ impl Memory<'_> {
                 written += self.step(kernel, mv, bound, env, k..k + 1)?;
             }
         }
-        Ok(written)
+        Ok((written, 0))
     }
 
     /// One thread's step of `mv` over its units `units` (all `words` of them but

@@ -279,11 +279,15 @@ pub fn allowed_vecs(elem_bytes: u32) -> Vec<u32> {
         .collect()
 }
 
-/// The `vec` of a `small` kernel: the elements of one 16-byte vector, or 1 for the
-/// element sizes that do not divide 16 (word arrays, stored word by word).
-pub fn small_vec(elem_bytes: u32) -> u32 {
+/// The `vec` of a gathering kernel: the elements of one 16-byte vector; for the
+/// element sizes that do not divide 16 (word arrays), the four 32-bit words of
+/// one in a `small` kernel (which gathers the destination word by word) and 1 in
+/// a `strip` one (stored word by word).
+pub fn small_vec(form: Form, elem_bytes: u32) -> u32 {
     if matches!(elem_bytes, 1 | 2 | 4 | 8 | 16) {
         SMALL_VEC_BYTES / elem_bytes
+    } else if form == Form::Small {
+        SMALL_VEC_BYTES / 4
     } else {
         1
     }
@@ -338,9 +342,22 @@ impl Geometry {
 
     /// Whether the kernel stores its vectors from where the destination's
     /// addresses are aligned, whatever the pointer (`strip`, and `tall` kernels
-    /// that pack), so that only the other forms need an aligned `dst`.
+    /// that pack), or stores them unit by unit where they are not (a `small`
+    /// kernel of word arrays), so that only the other forms need an aligned `dst`.
     pub fn aligns_dst(&self) -> bool {
-        self.vec > 1 && matches!(self.form, Form::Strip | Form::Tall)
+        self.vec > 1 && matches!(self.form, Form::Strip | Form::Tall) || self.gathers_words()
+    }
+
+    /// Whether a `small` kernel's vector is 32-bit words of word-array elements
+    /// (12-, 20-, 24-byte... elements): its positions count words, `vec` of them
+    /// to a 16-byte vector, each gathered from its element's word.
+    pub fn gathers_words(&self) -> bool {
+        self.form == Form::Small && self.vec > 1 && self.elem_words() > 1
+    }
+
+    /// 32-bit words per element of a word array (1 for the other sizes).
+    pub fn elem_words(&self) -> u32 {
+        unit_of(self.elem_bytes).map_or(1, |(_, n)| n)
     }
 
     /// Whether a thread moves `vec` units as one vector it gathers or scatters
@@ -376,9 +393,14 @@ impl Geometry {
         self.tile / self.block_rows
     }
 
-    /// Bytes per vector access (`vec * elem_bytes`; the element size when `vec` is 1).
+    /// Bytes per vector access (`vec * elem_bytes`, or `vec` words for a `small`
+    /// kernel of word arrays; the element size when `vec` is 1).
     pub fn vec_bytes(&self) -> u32 {
-        self.vec * self.elem_bytes
+        if self.gathers_words() {
+            self.vec * 4
+        } else {
+            self.vec * self.elem_bytes
+        }
     }
 
     /// Elements per tile side (`tile * vec`).
@@ -438,10 +460,19 @@ impl Geometry {
         want.div_ceil(self.threads()) * self.threads()
     }
 
-    /// Destination elements a `small` or `strip` kernel's block moves per tile: a
-    /// vector per thread and step.
+    /// Destination elements (words, for a `small` kernel of word arrays) a `small`
+    /// or `strip` kernel's block moves per tile: a vector per thread and step.
     pub fn small_chunk(&self) -> u32 {
         self.threads() * SMALL_ITERS * self.vec
+    }
+
+    /// [`Geometry::small_chunk`] in elements (about, for word arrays).
+    pub fn small_chunk_elems(&self) -> u32 {
+        if self.gathers_words() {
+            self.small_chunk() / self.elem_words()
+        } else {
+            self.small_chunk()
+        }
     }
 
     /// Destination elements of one skew tile's windows per destination row: `tile`

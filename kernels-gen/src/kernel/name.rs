@@ -20,6 +20,8 @@ impl Kernel {
                 g.vec,
                 g.vec_bytes()
             )
+        } else if g.gathers_words() {
+            format!(", {} words per thread step as one 16-byte vector", g.vec)
         } else if g.vec > 1 && g.gathers() {
             format!(", {} elements per thread step as one 16-byte vector", g.vec)
         } else if g.packs() {
@@ -48,8 +50,9 @@ impl Kernel {
                 MAX_NARROW
             ),
             Form::Small => format!(
-                "small: runs of {} destination elements across a batch of matrices of up to {} elements, written as one dense run{}{}",
+                "small: runs of {} destination {} across a batch of matrices of up to {} elements, written as one dense run{}{}",
                 g.small_chunk(),
+                if g.gathers_words() { "words" } else { "elements" },
                 self.quotients.max_elems(),
                 if self.quotients == Quotients::Narrow { "" } else { ", " },
                 self.quotients.describe()

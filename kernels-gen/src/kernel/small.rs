@@ -29,14 +29,34 @@ pub(crate) fn small_moves(
     let v = Expr::var;
     let vec = i64::from(g.vec);
     let base = Expr::named("base", v(Var::Tile) * i64::from(g.small_chunk()));
-    let m0 = Expr::named("m0", base.clone() / t.mat.clone());
-    let off0 = Expr::small("off0", base.clone() - m0.clone() * t.mat.clone());
-    let lets = vec![base.clone(), m0.clone(), off0.clone()];
     let f = first_of(g);
     // Element `k` of the vector (with `vec > 1`, `Var::K` runs over them; a word
     // array's `Var::K` runs over its words instead).
     let lane_k = if vec > 1 { v(Var::K) } else { Expr::Lit(0) };
-    let local = off0.clone() + f.clone() + lane_k.clone();
+    // Word arrays gathered by words: positions count words, `w` to an element;
+    // the tile starts `rem` words into element `e0`.
+    let w = i64::from(g.elem_words());
+    let (first_elem, lets, thread) = if g.gathers_words() {
+        let e0 = Expr::named("e0", base.clone() / w);
+        let rem = Expr::small("rem", base.clone() - e0.clone() * w);
+        let x = rem.clone() + f.clone() + lane_k.clone();
+        let q = x.clone() / w;
+        (
+            e0.clone(),
+            vec![base.clone(), e0, rem],
+            Some((q.clone(), x - q * w)),
+        )
+    } else {
+        (base.clone(), vec![base.clone()], None)
+    };
+    let m0 = Expr::named("m0", first_elem.clone() / t.mat.clone());
+    let off0 = Expr::small("off0", first_elem - m0.clone() * t.mat.clone());
+    let mut lets = lets;
+    lets.extend([m0.clone(), off0.clone()]);
+    let local = match &thread {
+        Some((q, _)) => off0.clone() + q.clone(),
+        None => off0.clone() + f.clone() + lane_k.clone(),
+    };
     let (mat_m, rows_m) = match wide {
         Some(w) => (&w.mat, &w.rows),
         None => (&t.mat_m, &t.rows_m),
@@ -45,16 +65,30 @@ pub(crate) fn small_moves(
     let within = local - dm.clone() * t.mat.clone();
     let c = Expr::divide(within.clone(), rows_m);
     let r = within - c.clone() * v(Var::Rows);
-    let src_elem = item_src(m0 + dm, magics) + r * v(Var::SrcLd) + c;
+    let mut src_elem = item_src(m0 + dm, magics) + r * v(Var::SrcLd) + c;
     let pos = base.clone() + f.clone() + lane_k;
-    let total = v(Var::Batches) * t.mat.clone();
+    let mut total = v(Var::Batches) * t.mat.clone();
+    if let Some((_, word)) = thread {
+        src_elem = src_elem * w + word;
+        total = total * w;
+    }
     let run = Run {
         first: base + f.clone(),
         pos: pos.clone(),
         start: Expr::Lit(0),
         total,
     };
-    (lets, vec![gather(g, words, f, &run, src_elem, pos)])
+    let mut mv = gather(g, words, f, &run, src_elem, pos);
+    if g.gathers_words() {
+        // Whole vectors only where `dst` starts on one (`dst_off` counts its
+        // words here); elsewhere every word is stored alone.
+        let ph = Expr::small("ph", v(Var::DstOff).and(vec - 1));
+        lets.push(ph.clone());
+        if let Some(p) = mv.pack.as_mut() {
+            p.full.0.push(Less(ph, Expr::Lit(1)));
+        }
+    }
+    (lets, vec![mv])
 }
 
 /// The multipliers of the matrix size and of `rows` of a `small` kernel whose

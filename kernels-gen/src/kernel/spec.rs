@@ -238,7 +238,7 @@ impl TransposeSpec {
     pub fn with_form(self, form: Form) -> Result<Self, SpecError> {
         self.with(|g| {
             if matches!(form, Form::Small | Form::Strip) && g.vec == 1 {
-                g.vec = small_vec(g.elem_bytes);
+                g.vec = small_vec(form, g.elem_bytes);
             }
             if form == Form::Tall && g.elem_bytes < 4 && g.vec == 1 {
                 g.vec = 4 / g.elem_bytes;
@@ -350,13 +350,13 @@ impl TransposeSpec {
                 ),
             });
         }
-        let want = small_vec(g.elem_bytes);
+        let want = small_vec(g.form, g.elem_bytes);
         // A small kernel of single elements stores at any alignment of `dst`.
         if g.vec != want && !(g.form == Form::Small && g.vec == 1) {
             return Err(SpecError::Vec {
                 value: g.vec,
                 elem_bytes: g.elem_bytes,
-                why: format!("a {} kernel stores one 16-byte vector per step where the element divides 16, else one element; use vec = {want}", g.form),
+                why: format!("a {} kernel stores one 16-byte vector per step where the element divides 16 (a small one: where it is a whole number of 32-bit words, too), else one element; use vec = {want}", g.form),
             });
         }
         Ok(())

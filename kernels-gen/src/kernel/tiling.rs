@@ -151,10 +151,17 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
             }
         }
         Form::Small => {
-            // The batch is one flat run of `batch * mat` elements on both sides.
+            // The batch is one flat run of `batch * mat` elements on both sides
+            // (of their words, for word arrays gathered by words).
             let mat = Expr::small("mat", v(Var::Rows) * v(Var::Cols));
             let mat_m = Expr::magic("mat_m", mat.clone());
-            gathered(g, v(Var::Batches) * mat.clone(), mat, mat_m)
+            let run = v(Var::Batches) * mat.clone();
+            let run = if g.gathers_words() {
+                run * i64::from(g.elem_words())
+            } else {
+                run
+            };
+            gathered(g, run, mat, mat_m)
         }
         Form::Tall | Form::Wide => {
             let (narrow_var, long) = if g.form == Form::Tall {

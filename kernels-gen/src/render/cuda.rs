@@ -103,11 +103,14 @@ fn write_kernel(w: &mut CWriter, k: &Kernel) -> fmt::Result {
                 g.tile, g.block_rows
             )?;
         }
-        if k.moves.iter().any(|m| m.to.index.uses(Var::DstOff)) {
+        if k.tile_lets.iter().any(|l| l.uses(Var::DstOff))
+            || k.moves.iter().any(|m| m.to.index.uses(Var::DstOff))
+        {
             // The pointer's position modulo the sector period (`Geometry::sector_phase`):
             // its address over the element's power-of-two part, times the inverse
-            // of the odd rest (12-byte elements: `dst / 4 * 3`).
-            let (d, m) = g.sector_phase();
+            // of the odd rest (12-byte elements: `dst / 4 * 3`); in words for a
+            // small kernel of word arrays.
+            let (d, m) = if g.gathers_words() { (4, 1) } else { g.sector_phase() };
             let times = if m > 1 { format!(" * {m}") } else { String::new() };
             writeln!(
                 w,
@@ -292,9 +295,10 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
             writeln!(
                 h,
                 "// form:     small: 2 <= rows, rows * cols <= {}, dense matrices back to back; a block \
-                 moves {} consecutive destination elements of the whole batch, gathering each from the source{}{}",
+                 moves {} consecutive destination {} of the whole batch, gathering each from the source{}{}",
                 k.quotients().max_elems(),
                 g.small_chunk(),
+                if g.gathers_words() { "words" } else { "elements" },
                 if k.quotients() == Quotients::Narrow { "" } else { "; " },
                 k.quotients().describe()
             )?;
@@ -364,6 +368,13 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
         writeln!(
             h,
             "//           each matrix's dst run stored in {}-byte vectors from where its address is aligned",
+            g.vec_bytes()
+        )?;
+    } else if g.gathers_words() {
+        writeln!(
+            h,
+            "//           stores {}-byte vectors where dst is {}-byte aligned, else word by word",
+            g.vec_bytes(),
             g.vec_bytes()
         )?;
     } else if g.vec > 1 && g.gathers() {

@@ -133,7 +133,8 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
         Some((Form::Tall | Form::Wide, g)) => elems < u64::from(g.chunk_elems()) / 8,
         Some(_) => false,
         None => {
-            let used = sector_use(axes, elem_bytes, u64::from(small.geometry.small_chunk()));
+            let chunk = u64::from(small.geometry.small_chunk_elems());
+            let used = sector_use(axes, elem_bytes, chunk);
             let fill = tile_fill(shape.rows) * tile_fill(shape.cols);
             if fill < GATHER_BELOW_FILL {
                 used >= GATHER_LOW_FILL_MIN_USE
