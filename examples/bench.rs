@@ -19,8 +19,9 @@
 //! worst against its target. `--shapes` writes the drawn cases as JSON for
 //! `scripts/gpu/peers.py --shapes`; `--alternatives` also times each kernel of the
 //! attribute's list that fits a case alone, under the case's line; `--ladder`
-//! replaces the draw with batches of growing matrices for every element size (what
-//! the planner's rule for the `small` form was measured on).
+//! (with or without `--random`) replaces the draw with batches of growing matrices
+//! for every element size (what the planner's rule for the `small` form was
+//! measured on).
 #![allow(unsafe_code)] // cuBLAS `geam` has only a raw binding; and a 12-byte element type
 
 use bankfree::cudarc::driver::{
@@ -246,7 +247,7 @@ struct Opts {
     /// With `--random`: also each kernel of the attribute's list that fits a case,
     /// timed alone (`--alternatives`), to see what the planner chose between.
     alternatives: bool,
-    /// With `--random`: a fixed ladder of batched shapes instead of a draw.
+    /// A fixed ladder of batched shapes instead of a draw (with or without `--random`).
     ladder: bool,
 }
 
@@ -627,9 +628,11 @@ fn main() -> ExitCode {
         alternatives: args.iter().any(|a| a == "--alternatives"),
         ladder: args.iter().any(|a| a == "--ladder"),
     };
-    let result = match opts.random {
-        Some((n, seed)) => random::run(&opts, n, seed, value("--shapes")),
-        None => run(json, &opts),
+    // The ladder replaces the draw: it needs no `--random`.
+    let result = match (opts.random, opts.ladder) {
+        (Some((n, seed)), _) => random::run(&opts, n, seed, value("--shapes")),
+        (None, true) => random::run(&opts, 1, 1, value("--shapes")),
+        (None, false) => run(json, &opts),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

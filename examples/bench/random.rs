@@ -34,8 +34,13 @@ pub fn run(opts: &Opts, n: usize, seed: u64, shapes: Option<String>) -> Res<()> 
     let stream = CudaContext::new(0).map_err(err)?.default_stream();
     let mut rng = draw::Rng::new(seed);
     let mut all = Vec::new();
+    let what = if opts.ladder {
+        "--ladder".to_string()
+    } else {
+        format!("--random {n} --seed {seed}")
+    };
     println!(
-        "{}; --random {n} --seed {seed}; ratio = memcpy time / time (median of {ROUNDS} interleaved rounds of {BATCH} calls)",
+        "{}; {what}; ratio = memcpy time / time (median of {ROUNDS} interleaved rounds of {BATCH} calls)",
         super::common::gpu_line(&p)
     );
     for class in draw::CLASSES {
