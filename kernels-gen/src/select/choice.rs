@@ -14,7 +14,7 @@
 //! # Ok::<(), bankfree_gen::SpecError>(())
 //! ```
 
-use crate::kernel::geometry::Form;
+use crate::kernel::geometry::{default_block_rows, Form};
 use crate::kernel::spec::{Strategy, TransposeSpec};
 use crate::kernel::Kernel;
 
@@ -142,6 +142,19 @@ pub fn skew_tile(elem_bytes: u32) -> u32 {
     }
 }
 
+/// Thread rows of the default `skew` kernel for `elem_bytes`: 8, or 16 for 12-byte
+/// elements, whose 32 x 71 tile moves each element as three words: `bench --sweep`
+/// ran 2711 x 1224 at 0.929 of memcpy with 16 rows against 0.872 with 8 and 5003
+/// x 3001 at 0.904 against 0.846 on the H100, 0.820 against 0.793 and 0.818
+/// against 0.767 on the H200 (one call each, 2026-11-25).
+pub fn skew_block_rows(elem_bytes: u32) -> u32 {
+    if elem_bytes == 12 {
+        16
+    } else {
+        default_block_rows(skew_tile(elem_bytes))
+    }
+}
+
 /// The kernels for shape classes the square tiles serve badly, for `spec`'s element
 /// size and strategy (`pad` and `swizzle(xor)`, like [`fast_variant`]), built and
 /// proven conflict-free: small (batches of matrices below 8 KB whose destination is one dense run) and, for 1-
@@ -201,6 +214,7 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
             Strategy::Pad(None),
         )
         .and_then(|s| s.with_form(Form::Skew))
+        .and_then(|s| s.with_block_rows(skew_block_rows(spec.geometry.elem_bytes)))
     });
     [
         TransposeSpec::small(spec.geometry.elem_bytes).ok(),
