@@ -19,6 +19,10 @@ use crate::kernel::tiling::Tiling;
 /// matrix `m0 = base / mat` at offset `off0` (one division per tile); inside it
 /// the thread's positions are small, so `m` and `c` come from magic divisions:
 /// plain 32-bit ones, or with `wide` ([`WideMagics`]) exact or 64-bit ones.
+/// Word arrays ([`Geometry::gathers_words`]) count positions in words: the tile
+/// starts `rem` words into element `e0 = base / words`, and each of a thread's
+/// words is word `x % words` of element `e0 + x / words` (`x = rem + f + k`);
+/// the vector is stored whole only where `dst` starts on one.
 pub(crate) fn small_moves(
     g: &Geometry,
     t: &Tiling,
@@ -36,7 +40,7 @@ pub(crate) fn small_moves(
     // Word arrays gathered by words: positions count words, `w` to an element;
     // the tile starts `rem` words into element `e0`.
     let w = i64::from(g.elem_words());
-    let (first_elem, lets, thread) = if g.gathers_words() {
+    let (first_elem, mut lets, thread) = if g.gathers_words() {
         let e0 = Expr::named("e0", base.clone() / w);
         let rem = Expr::small("rem", base.clone() - e0.clone() * w);
         let x = rem.clone() + f.clone() + lane_k.clone();
@@ -51,7 +55,6 @@ pub(crate) fn small_moves(
     };
     let m0 = Expr::named("m0", first_elem.clone() / t.mat.clone());
     let off0 = Expr::small("off0", first_elem - m0.clone() * t.mat.clone());
-    let mut lets = lets;
     lets.extend([m0.clone(), off0.clone()]);
     let local = match &thread {
         Some((q, _)) => off0.clone() + q.clone(),
