@@ -126,9 +126,12 @@ pub fn run(
     run_at(kernel, shape, src, dst, grid, 0)
 }
 
-/// [`run`] with the destination pointer at element address `dst_off` (what a
-/// `skew` kernel aligns its writes with; the others ignore it). It computes in the
-/// build the launcher would run ([`index32::runs`]).
+/// [`run`] with the destination pointer at `dst_off`, counted as the kernel
+/// counts it ([`dst_off_of_address`](crate::Geometry::dst_off_of_address): in
+/// elements, or in words for a `small` kernel of word arrays): what a `skew`
+/// kernel aligns its writes with, and where the word-array `small` kernel stores
+/// whole vectors; the others ignore it. It computes in the build the launcher
+/// would run ([`index32::runs`]).
 pub fn run_at(
     kernel: &Kernel,
     shape: &Shape,

@@ -24,8 +24,9 @@
 //!   `dst_ld == rows`, matrices back to back): the batch is one flat run on both
 //!   sides. A block moves a run of [`Geometry::small_chunk`] destination elements
 //!   that crosses matrices freely; each thread gathers `vec` consecutive destination
-//!   elements from the source (reads that stay within a few cache lines while the
-//!   matrices are small) and stores them as one 16-byte vector. No shared memory,
+//!   elements (words, for word-array elements) from the source (reads that stay
+//!   within a few cache lines while the matrices are small) and stores them as one
+//!   16-byte vector. No shared memory,
 //!   so nothing to conflict, and no thread idles however small the matrices are.
 //! * [`Form::Strip`]: matrices of at most 32 rows, each one's destination one run
 //!   (`dst_ld == rows`; any batch strides), gathered the same way: a thread's 16-byte vector of the
@@ -323,7 +324,8 @@ pub struct Geometry {
     /// shared memory holds it as `vec` planes of vectors. Such a kernel needs rows,
     /// cols, pitches and batch strides divisible by `vec`, and aligned pointers.
     /// A `small` kernel's thread instead gathers `vec` consecutive destination
-    /// elements and stores them as one vector ([`small_vec`]).
+    /// elements (32-bit words of word-array elements) and stores them as one
+    /// vector ([`small_vec`]).
     pub vec: u32,
 }
 
@@ -451,6 +453,19 @@ impl Geometry {
         let (n, s) = (self.elem_bytes / d, 32 / d);
         let m = (1..=s).find(|m| (n * m) % s == 1 % s).unwrap_or(1);
         (d, m)
+    }
+
+    /// How the kernel's `dst_off` comes from the destination pointer's address,
+    /// as `(d, m)`: `address / d * m`. A `small` kernel of word arrays counts the
+    /// pointer's words (`(4, 1)`: its vectors are whole where that is a multiple
+    /// of 4); every other kernel its element position modulo the sector period
+    /// ([`Geometry::sector_phase`]).
+    pub fn dst_off_of_address(&self) -> (u32, u32) {
+        if self.gathers_words() {
+            (4, 1)
+        } else {
+            self.sector_phase()
+        }
     }
 
     /// Elements a narrow kernel's shared chunk holds: about [`CHUNK_BYTES`], at least

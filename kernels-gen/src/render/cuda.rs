@@ -109,8 +109,8 @@ fn write_kernel(w: &mut CWriter, k: &Kernel) -> fmt::Result {
             // The pointer's position modulo the sector period (`Geometry::sector_phase`):
             // its address over the element's power-of-two part, times the inverse
             // of the odd rest (12-byte elements: `dst / 4 * 3`); in words for a
-            // small kernel of word arrays.
-            let (d, m) = if g.gathers_words() { (4, 1) } else { g.sector_phase() };
+            // small kernel of word arrays (`Geometry::dst_off_of_address`).
+            let (d, m) = g.dst_off_of_address();
             let times = if m > 1 { format!(" * {m}") } else { String::new() };
             writeln!(
                 w,
