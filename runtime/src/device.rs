@@ -1,5 +1,5 @@
 //! Which measured class ([`GpuClass`]) the GPU of a context belongs to, read once
-//! per context from the driver.
+//! per device from the driver.
 //!
 //! The class is the one whose peak DRAM bandwidth per SM is nearest the GPU's
 //! (memory clock, bus width and SM count as the driver reports them);
@@ -19,9 +19,11 @@ pub const CLASS_VAR: &str = "BANKFREE_GPU_CLASS";
 
 /// The class the launcher picks defaults for on `ctx`'s GPU.
 pub fn class(ctx: &Arc<CudaContext>) -> GpuClass {
+    // Keyed by the device's ordinal: the class is the GPU's, whatever context
+    // runs on it (a context's handle may be reused by another device's).
     static CLASSES: OnceLock<RwLock<HashMap<usize, GpuClass>>> = OnceLock::new();
     let map = CLASSES.get_or_init(Default::default);
-    let id = ctx.cu_ctx() as usize;
+    let id = ctx.ordinal();
     if let Some(c) = map.read().ok().and_then(|m| m.get(&id).copied()) {
         return c;
     }
