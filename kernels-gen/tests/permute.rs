@@ -10,6 +10,7 @@ use bankfree_gen::check::fit::kernel_refusal;
 use bankfree_gen::check::sim;
 use bankfree_gen::kernel::order::TileOrder;
 use bankfree_gen::select::choice::permute_tile_rows;
+use bankfree_gen::select::device::{twin, GpuClass};
 use bankfree_gen::select::permute::{
     plan, plan_kernels, plan_tiles, Kind, Permute, PermuteError, Plan,
 };
@@ -118,10 +119,12 @@ fn check_plan(p: &Permute, planned: Result<Plan, PermuteError>) -> Result<usize,
             kernel_refusal(&k.spec().geometry, k.quotients(), &planned.shape).is_none()
         };
         prop_assert!(fits(last));
-        // Each tile kernel also in the other order its blocks may take the tiles.
+        // Each tile kernel also in the other order its blocks may take the tiles,
+        // and the twins other GPU classes run.
         let down = kernels
             .iter()
-            .filter_map(|k| k.with_order(TileOrder::Columns).ok());
+            .filter_map(|k| k.with_order(TileOrder::Columns).ok())
+            .chain(kernels.iter().filter_map(|k| twin(GpuClass::H200, k)));
         for k in kernels.iter().cloned().chain(down) {
             if !fits(&k) {
                 continue;

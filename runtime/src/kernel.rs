@@ -3,8 +3,8 @@
 use bankfree_gen::check::index32::{INDEX64_DEFINE, INDEX64_SUFFIX};
 use bankfree_gen::kernel::geometry::Quotients;
 use bankfree_gen::kernel::order::TileOrder;
-use bankfree_gen::select::device::{tile_order, GpuClass};
-use bankfree_gen::{emit, Geometry, Kernel};
+use bankfree_gen::select::device::{twin, GpuClass};
+use bankfree_gen::{emit, Form, Geometry, Kernel};
 use sha2::{Digest, Sha256};
 use std::sync::{Arc, OnceLock};
 
@@ -33,12 +33,13 @@ pub struct KernelSource {
     digest: [u8; 32],
     /// The 64-bit build, made on first use and shared by clones.
     build64: Arc<OnceLock<KernelSource>>,
-    /// The generator's kernel, where the source is its emission: what the
-    /// twin in the other tile order is built from.
+    /// The generator's kernel, where the source is its emission: what its
+    /// twins for other GPU classes are built from.
     kernel: Option<Arc<Kernel>>,
-    /// The same kernel taking its tiles down the columns, made on first use and
-    /// shared by clones (`None` where it has no such twin).
-    columns: Arc<OnceLock<Option<KernelSource>>>,
+    /// What GPUs of each class ([`GpuClass::ALL`], in order) run instead
+    /// (`bankfree_gen::select::device::twin`), made on first use and shared by
+    /// clones (`None` where the kernel runs as it is).
+    twins: Arc<[OnceLock<Option<KernelSource>>; GpuClass::ALL.len()]>,
 }
 
 impl PartialEq for KernelSource {
@@ -118,7 +119,7 @@ impl KernelSource {
             index64,
             build64: Arc::default(),
             kernel: None,
-            columns: Arc::default(),
+            twins: Arc::default(),
         }
     }
 
@@ -173,35 +174,36 @@ impl KernelSource {
         &self.digest
     }
 
-    /// This kernel as GPUs of `class` run it: a tile kernel built in the default
-    /// order ([`TileOrder::Rows`]) becomes its twin that takes the tiles down the
-    /// columns where the measured rule says so
-    /// ([`bankfree_gen::select::device::tile_order`]); any other kernel, and one
-    /// built in the other order or vouched for by [`KernelSource::from_parts`],
-    /// runs as it is.
+    /// This kernel as GPUs of `class` run it: a tile or skew kernel built with
+    /// the default rules becomes its twin where the measured rules for `class`
+    /// differ ([`bankfree_gen::select::device::twin`]: tiles taken down the
+    /// columns, a narrower skew tile); any other kernel, one built in the other
+    /// order, and one vouched for by [`KernelSource::from_parts`], runs as it is.
     pub fn for_class(&self, class: GpuClass) -> &KernelSource {
         self.for_gpu(|| class)
     }
 
-    /// [`KernelSource::for_class`], asking `class` only for a kernel that has a
-    /// twin to swap in (the launcher's path: most kernels never look the GPU up).
+    /// [`KernelSource::for_class`], asking `class` only for a kernel that may have
+    /// a twin (the launcher's path: most kernels never look the GPU up).
     pub(crate) fn for_gpu(&self, class: impl FnOnce() -> GpuClass) -> &KernelSource {
         let Some(k) = &self.kernel else {
             return self;
         };
         if self.index64
             || k.order() != TileOrder::Rows
-            || !TileOrder::Columns.fits(self.geometry.form)
-            || tile_order(class(), &self.geometry) != TileOrder::Columns
+            || !matches!(self.geometry.form, Form::Tile | Form::Skew)
         {
             return self;
         }
-        self.columns
-            .get_or_init(|| {
-                k.with_order(TileOrder::Columns)
-                    .ok()
-                    .map(|c| KernelSource::from_kernel(&c))
-            })
+        let class = class();
+        let Some(slot) = GpuClass::ALL
+            .iter()
+            .position(|c| *c == class)
+            .and_then(|i| self.twins.get(i))
+        else {
+            return self;
+        };
+        slot.get_or_init(|| twin(class, k).map(|t| KernelSource::from_kernel(&t)))
             .as_ref()
             .unwrap_or(self)
     }
@@ -295,13 +297,17 @@ mod tests {
         let small = KernelSource::from_kernel(
             &Kernel::build(TransposeSpec::small(4).expect("valid")).expect("builds"),
         );
-        let skew = select::choice::shape_kernels(
-            &TransposeSpec::new(32, 4, Strategy::Xor).expect("valid"),
-        )
-        .into_iter()
-        .find(|k| k.spec().geometry.form == bankfree_gen::Form::Skew)
-        .expect("a skew kernel");
-        let skew = KernelSource::from_kernel(&skew);
+        let skew_of = |e: u32| {
+            let spec = TransposeSpec::new(32, e, Strategy::Xor).expect("valid");
+            let k = select::choice::shape_kernels(&spec)
+                .into_iter()
+                .find(|k| k.spec().geometry.form == bankfree_gen::Form::Skew)
+                .expect("a skew kernel");
+            KernelSource::from_kernel(&k)
+        };
+        // The 8-byte skew tile is 64 wide on both classes.
+        let skew = skew_of(8);
+        assert_eq!(skew.geometry().tile, 64);
         let built = Kernel::build(TransposeSpec::new(32, 8, Strategy::Xor).expect("valid"))
             .and_then(|k| k.with_order(TileOrder::Columns))
             .expect("builds");
@@ -328,5 +334,23 @@ mod tests {
                 .expect("builds"),
         );
         assert!(f64_tile.for_class(GpuClass::H200).entry().ends_with("_tc"));
+        // The 4-byte skew tile is 64 wide as built and on the H100 class, 32 wide
+        // on the H200 class; its twin has its own 64-bit build and no twin.
+        let f32_skew = skew_of(4);
+        assert_eq!(f32_skew.geometry().tile, 64);
+        assert!(std::ptr::eq(f32_skew.for_class(GpuClass::H100), &f32_skew));
+        let narrow = f32_skew.for_class(GpuClass::H200);
+        assert_eq!(narrow.geometry().tile, 32);
+        assert_eq!(narrow.geometry().form, bankfree_gen::Form::Skew);
+        assert!(narrow.entry().contains("_t32_"), "{}", narrow.entry());
+        assert!(std::ptr::eq(
+            narrow,
+            f32_skew.clone().for_class(GpuClass::H200)
+        ));
+        assert!(std::ptr::eq(narrow.for_class(GpuClass::H200), narrow));
+        assert!(std::ptr::eq(
+            f32_skew.index64().for_class(GpuClass::H200),
+            f32_skew.index64()
+        ));
     }
 }

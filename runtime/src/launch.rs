@@ -297,8 +297,10 @@ where
     }
     // The tile order measured fastest on this GPU's class, then the 32-bit build
     // where it provably computes every index exactly and is the faster build.
+    // The twin's geometry is what the proof of the 32-bit build and the grid take
+    // (a skew twin is narrower).
     let kernel = kernel.for_gpu(|| crate::device::class(ctx));
-    let kernel = if kernel.is_index64() || index32::runs(g, shape) {
+    let kernel = if kernel.is_index64() || index32::runs(kernel.geometry(), shape) {
         kernel
     } else {
         kernel.index64()

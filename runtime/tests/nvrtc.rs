@@ -12,9 +12,10 @@ use bankfree_gen::check::index32::pays;
 use bankfree_gen::kernel::geometry::Quotients;
 use bankfree_gen::kernel::grid::{grid, ALL_STRATEGIES};
 use bankfree_gen::kernel::order::TileOrder;
+use bankfree_gen::select::device::{twin, GpuClass};
 use bankfree_gen::select::permute::{plan, plan_kernels, plan_tiles, Permute};
 use bankfree_gen::select::table;
-use bankfree_gen::{Kernel, Strategy, TransposeSpec};
+use bankfree_gen::{Form, Kernel, Strategy, TransposeSpec};
 use bankfree_runtime::compiler::{compile, nvrtc_version, Format};
 use bankfree_runtime::disk::DiskCache;
 use bankfree_runtime::{binary, stats, Error, KernelSource};
@@ -170,11 +171,17 @@ fn every_grid_kernel_compiles_without_spills() {
     }
     assert!(wide.len() > 100, "{} 64-bit builds", wide.len());
     // The default tile kernels' twins that take their tiles down the columns (the
-    // H200 class's order), each in the build ordinary calls run, for sm_90.
-    let down: Vec<KernelSource> = built
-        .iter()
-        .filter(|k| defaults.contains(k.spec()))
+    // H200 class's order), and the twins other classes run
+    // (`select::device::twin`), each in the build ordinary calls run, for sm_90.
+    let defaults_built = || built.iter().filter(|k| defaults.contains(k.spec()));
+    let down: Vec<KernelSource> = defaults_built()
         .filter_map(|k| k.with_order(TileOrder::Columns).ok())
+        .chain(
+            defaults_built()
+                .flat_map(|k| GpuClass::ALL.map(|c| twin(c, k)))
+                .flatten()
+                .filter(|t| t.spec().geometry.form != Form::Tile),
+        )
         .map(|k| KernelSource::from_kernel(&k))
         .collect();
     let (down_narrow, down_wide): (Vec<&KernelSource>, Vec<&KernelSource>) =

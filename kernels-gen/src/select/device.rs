@@ -8,8 +8,9 @@
 //! no other tile, thread-row count or vector width of `bench --sweep` beats them
 //! by more than 0.005 of memcpy on 8192 x 8192 of 1, 2, 4, 8 and 16 bytes (the
 //! 12-byte skew tile, 32 x 16 threads, by 0.024). What differs is the
-//! order in which the blocks take the tiles ([`TileOrder`]), which the runtime
-//! picks for the GPU at hand by [`tile_order`]. A GPU not measured takes the
+//! order in which the blocks take the tiles ([`TileOrder`], [`tile_order`]) and
+//! the width of the 4-byte skew tile ([`skew_tile`]); the runtime runs each
+//! kernel's [`twin`] for the GPU at hand. A GPU not measured takes the
 //! class whose bandwidth per SM is nearest its own ([`GpuClass::nearest`]).
 //!
 //! ```
@@ -22,8 +23,11 @@
 //! assert_eq!(tile_order(GpuClass::H100, &g), TileOrder::Rows);
 //! ```
 
-use crate::kernel::geometry::{Form, Geometry};
+use crate::kernel::geometry::{default_block_rows, Form, Geometry};
 use crate::kernel::order::TileOrder;
+use crate::kernel::spec::TransposeSpec;
+use crate::kernel::Kernel;
+use crate::select::choice;
 use std::fmt;
 use std::str::FromStr;
 
@@ -128,6 +132,76 @@ pub fn tile_order(class: GpuClass, g: &Geometry) -> TileOrder {
     }
 }
 
+/// Width of the `skew` tile for `elem_bytes` on GPUs of `class`:
+/// [`choice::skew_tile`], but 32 for 4-byte elements on the H200 class. There,
+/// in `bench --sweep` on an H200 (one call, 2026-11-25), the 32-wide tile ran
+/// 8191 x 8193 f32 at 0.850 of memcpy against 0.817 for the 64-wide one, 5003 x
+/// 3001 at 0.900 against 0.867 and 1973 x 15013 at 0.873 against 0.835, where
+/// an H100 ran them alike (0.929 against 0.934, 0.988 against 0.987, 0.947
+/// against 0.949). 8-byte elements stay faster 64 wide on both.
+pub fn skew_tile(class: GpuClass, elem_bytes: u32) -> u32 {
+    if class == GpuClass::H200 && elem_bytes == 4 {
+        32
+    } else {
+        choice::skew_tile(elem_bytes)
+    }
+}
+
+/// The spec of the `skew` kernel GPUs of `class` run in place of `spec`'s, where
+/// `spec` is the default skew tile ([`choice::skew_tile`] wide, with
+/// [`choice::skew_block_rows`] thread rows) and [`skew_tile`] gives `class`
+/// another width.
+pub fn skew_twin(class: GpuClass, spec: &TransposeSpec) -> Option<TransposeSpec> {
+    let g = spec.geometry;
+    let e = g.elem_bytes;
+    let default = g.form == Form::Skew
+        && g.tile == choice::skew_tile(e)
+        && g.block_rows == choice::skew_block_rows(e);
+    let width = skew_tile(class, e);
+    if !default || width == g.tile {
+        return None;
+    }
+    TransposeSpec::new(width, e, spec.strategy)
+        .and_then(|s| s.with_form(Form::Skew))
+        .and_then(|s| s.with_block_rows(default_block_rows(width)))
+        .ok()
+}
+
+/// The kernel GPUs of `class` run in place of `k`, where the measured rules
+/// differ from the defaults `k` was built with: a `tile` kernel in the default
+/// order goes down the columns where [`tile_order`] says so, and the default
+/// `skew` tile (the width and thread rows [`choice::skew_tile`] and
+/// [`choice::skew_block_rows`] give) takes the width [`skew_tile`] gives. The
+/// twin takes every call `k` takes: a narrower skew tile refuses none that a
+/// wider one takes. `None`: `k` runs as it is.
+///
+/// ```
+/// use bankfree_gen::select::{choice, device::{twin, GpuClass}};
+/// use bankfree_gen::{Form, Kernel, Strategy, TransposeSpec};
+/// let spec = TransposeSpec::new(choice::skew_tile(4), 4, Strategy::Pad(None))?.with_form(Form::Skew)?;
+/// let k = Kernel::build(spec)?;
+/// assert!(twin(GpuClass::H100, &k).is_none());
+/// assert_eq!(twin(GpuClass::H200, &k).map(|t| t.spec().geometry.tile), Some(32));
+/// # Ok::<(), bankfree_gen::SpecError>(())
+/// ```
+pub fn twin(class: GpuClass, k: &Kernel) -> Option<Kernel> {
+    let g = k.spec().geometry;
+    if k.order() != TileOrder::Rows {
+        return None;
+    }
+    match g.form {
+        Form::Tile if tile_order(class, &g) == TileOrder::Columns => {
+            k.with_order(TileOrder::Columns).ok()
+        }
+        Form::Skew => {
+            let built = Kernel::build(skew_twin(class, k.spec())?).ok()?;
+            let built = built.with_outer(k.outer()).ok()?;
+            built.verdict().conflict_free.then_some(built)
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,6 +250,41 @@ mod tests {
                     );
                     // The rule never picks an order the form cannot take.
                     assert!(tile_order(GpuClass::H200, &g).fits(form));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_h200_class_runs_a_32_wide_4_byte_skew_tile_wherever_the_default_runs() {
+        use crate::check::fit::kernel_refusal;
+        use crate::ir::shape::Shape;
+        use crate::kernel::spec::Strategy;
+        let shapes = [
+            Shape::new(8191, 8193),
+            Shape::new(100, 40),
+            Shape::new(5, 77),
+            Shape::new(70001, 33),
+            Shape::new(3, 65),
+        ];
+        for e in [2, 4, 8, 12, 16] {
+            let spec = TransposeSpec::new(choice::skew_tile(e), e, Strategy::Pad(None))
+                .and_then(|s| s.with_form(Form::Skew))
+                .and_then(|s| s.with_block_rows(choice::skew_block_rows(e)))
+                .expect("the default skew spec");
+            let k = Kernel::build(spec).expect("builds");
+            assert!(twin(GpuClass::H100, &k).is_none(), "{e}-byte");
+            let Some(t) = twin(GpuClass::H200, &k) else {
+                assert_ne!(e, 4, "the 4-byte skew tile has an H200 twin");
+                continue;
+            };
+            assert_eq!((e, t.spec().geometry.tile), (4, 32));
+            assert!(twin(GpuClass::H200, &t).is_none(), "a twin has no twin");
+            assert_eq!(t.with_outer(2).map(|o| o.outer()), Ok(2));
+            for shape in &shapes {
+                let refused = |k: &Kernel| kernel_refusal(&k.spec().geometry, k.quotients(), shape);
+                if refused(&k).is_none() {
+                    assert_eq!(refused(&t), None, "{shape:?}");
                 }
             }
         }

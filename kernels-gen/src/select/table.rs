@@ -13,12 +13,14 @@ use crate::kernel::layout::Layout;
 use crate::kernel::spec::{Strategy, TransposeSpec};
 use crate::kernel::Kernel;
 use crate::select::choice::{fast_variant, scalar_variant, shape_specs};
+use crate::select::device::{skew_twin, GpuClass};
 use std::fmt::Write;
 
 /// Every spec the attribute builds when `block_rows` is left to it: each tile
 /// side, element size and strategy of [`ALL_STRATEGIES`] (`pad(N)` takes any N
-/// and stays computed), and the kernels `tile = auto`
-/// adds for them ([`fast_variant`], [`shape_specs`]). In a fixed order, without
+/// and stays computed), the kernels `tile = auto`
+/// adds for them ([`fast_variant`], [`shape_specs`]) and the skew tiles other GPU
+/// classes run in their place ([`skew_twin`]). In a fixed order, without
 /// repeats.
 pub fn specs() -> Vec<TransposeSpec> {
     let mut out: Vec<TransposeSpec> = Vec::new();
@@ -31,7 +33,13 @@ pub fn specs() -> Vec<TransposeSpec> {
                 let more = [Some(spec), fast_variant(&spec), scalar_variant(&spec)]
                     .into_iter()
                     .flatten();
-                for x in more.chain(shape_specs(&spec)) {
+                let shapes = shape_specs(&spec);
+                let twins = shapes
+                    .iter()
+                    .flat_map(|x| GpuClass::ALL.map(|c| skew_twin(c, x)))
+                    .flatten()
+                    .collect::<Vec<_>>();
+                for x in more.chain(shapes).chain(twins) {
                     if !out.contains(&x) {
                         out.push(x);
                     }
