@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Peers on the benchmark's cases, same machine, same day: torch's transposed copy
 `out.copy_(x.t())` (permute for batched / 12-byte) and cuBLAS geam through CuPy
-(f32, f64). Ratio = time of a same-bytes device copy `out.copy_(x)` / time.
+(f32, f64). Ratio = time of a same-bytes `cudaMemcpy` device-to-device / time.
 Medians of 30 CUDA-event-timed runs after 3 warm-ups.
 
     python3 scripts/gpu/peers.py [--json peers.json]
@@ -48,12 +48,18 @@ def case(name, shape, dtype, last=None):
     xs = [x] + [x.clone() for _ in range(min(63, -(-4 * l2 // (x.numel() * x.element_size())) - 1))]
     turn = iter(range(1 << 62))
     nxt = lambda: xs[next(turn) % len(xs)]
-    copy = median(lambda: out_copy.copy_(nxt()))
+    # The baseline is a cudaMemcpy device-to-device of the same bytes, as in the
+    # bench: torch's own `copy_` runs a kernel whose time varies at a few tens of MB
+    # (21 MB of complex128 took 20 to 37 us where the memcpy takes 14).
+    nb = x.numel() * x.element_size()
+    stream = torch.cuda.current_stream().cuda_stream
+    d2d = cp.cuda.runtime.memcpyDeviceToDevice
+    copy = median(lambda: cp.cuda.runtime.memcpyAsync(out_copy.data_ptr(), nxt().data_ptr(), nb, d2d, stream))
     perm = (0, 2, 1) + ((3,) if last else ())
     t = median(lambda: out.copy_(nxt().permute(*perm)))
     assert torch.equal(out, x.permute(*perm))
     nbytes = 2 * x.numel() * x.element_size()
-    rows = [(name, "same-bytes copy", copy, nbytes, 1.0), (name, "torch copy_(x.t())", t, nbytes, copy / t)]
+    rows = [(name, "same-bytes cudaMemcpy", copy, nbytes, 1.0), (name, "torch copy_(x.t())", t, nbytes, copy / t)]
     if dtype in (torch.float32, torch.float64) and b == 1 and not last:
         a = cp.asarray(x[0])
         o = cp.empty((c, r), dtype=a.dtype)
@@ -117,7 +123,10 @@ def permutes():
         nxt = lambda: xs[next(turn) % len(xs)]
         out_copy = torch.empty_like(x)
         out = torch.empty([dims[p] for p in perm], device="cuda", dtype=dtype)
-        copy = median(lambda: out_copy.copy_(nxt()))
+        nb = x.numel() * x.element_size()
+        stream = torch.cuda.current_stream().cuda_stream
+        d2d = cp.cuda.runtime.memcpyDeviceToDevice
+        copy = median(lambda: cp.cuda.runtime.memcpyAsync(out_copy.data_ptr(), nxt().data_ptr(), nb, d2d, stream))
         t = median(lambda: out.copy_(nxt().permute(*perm)))
         assert torch.equal(out, xs[(next(turn) - 1) % len(xs)].permute(*perm))
         print(f"{name:<28} {copy / t:11.3f}")
