@@ -15,7 +15,7 @@
 //! ```
 
 use crate::kernel::geometry::{default_block_rows, Form};
-use crate::kernel::spec::{Strategy, TransposeSpec};
+use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::kernel::Kernel;
 
 /// One measured default: for `elem_bytes` and `strategy`, a kernel of
@@ -158,6 +158,15 @@ pub fn skew_block_rows(elem_bytes: u32) -> u32 {
     }
 }
 
+/// The default `skew` kernel's spec for `elem_bytes`: [`skew_tile`] wide, with
+/// [`skew_block_rows`] thread rows, padded (a skew tile is padded whatever the
+/// strategy).
+pub fn skew_spec(elem_bytes: u32) -> Result<TransposeSpec, SpecError> {
+    TransposeSpec::new(skew_tile(elem_bytes), elem_bytes, Strategy::Pad(None))
+        .and_then(|s| s.with_form(Form::Skew))
+        .and_then(|s| s.with_block_rows(skew_block_rows(elem_bytes)))
+}
+
 /// The kernels for shape classes the square tiles serve badly, for `spec`'s element
 /// size and strategy (`pad` and `swizzle(xor)`, like [`fast_variant`]), built and
 /// proven conflict-free: small (batches of matrices below 8 KB whose destination is one dense run) and, for 1-
@@ -210,15 +219,7 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     // shared memory take a load per element (docs/design.md has the figures).
     let planar =
         (spec.geometry.elem_bytes <= 2).then(|| TransposeSpec::planar(spec.geometry.elem_bytes));
-    let skew = (spec.geometry.elem_bytes > 1).then(|| {
-        TransposeSpec::new(
-            skew_tile(spec.geometry.elem_bytes),
-            spec.geometry.elem_bytes,
-            Strategy::Pad(None),
-        )
-        .and_then(|s| s.with_form(Form::Skew))
-        .and_then(|s| s.with_block_rows(skew_block_rows(spec.geometry.elem_bytes)))
-    });
+    let skew = (spec.geometry.elem_bytes > 1).then(|| skew_spec(spec.geometry.elem_bytes));
     [
         TransposeSpec::small(spec.geometry.elem_bytes).ok(),
         strip.and_then(Result::ok),

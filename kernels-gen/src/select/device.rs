@@ -148,17 +148,12 @@ pub fn skew_tile(class: GpuClass, elem_bytes: u32) -> u32 {
 }
 
 /// The spec of the `skew` kernel GPUs of `class` run in place of `spec`'s, where
-/// `spec` is the default skew tile ([`choice::skew_tile`] wide, with
-/// [`choice::skew_block_rows`] thread rows) and [`skew_tile`] gives `class`
-/// another width.
+/// `spec` is the default skew tile ([`choice::skew_spec`]) and [`skew_tile`]
+/// gives `class` another width.
 pub fn skew_twin(class: GpuClass, spec: &TransposeSpec) -> Option<TransposeSpec> {
-    let g = spec.geometry;
-    let e = g.elem_bytes;
-    let default = g.form == Form::Skew
-        && g.tile == choice::skew_tile(e)
-        && g.block_rows == choice::skew_block_rows(e);
+    let e = spec.geometry.elem_bytes;
     let width = skew_tile(class, e);
-    if !default || width == g.tile {
+    if choice::skew_spec(e).ok() != Some(*spec) || width == spec.geometry.tile {
         return None;
     }
     TransposeSpec::new(width, e, spec.strategy)
@@ -170,16 +165,14 @@ pub fn skew_twin(class: GpuClass, spec: &TransposeSpec) -> Option<TransposeSpec>
 /// The kernel GPUs of `class` run in place of `k`, where the measured rules
 /// differ from the defaults `k` was built with: a `tile` kernel in the default
 /// order goes down the columns where [`tile_order`] says so, and the default
-/// `skew` tile (the width and thread rows [`choice::skew_tile`] and
-/// [`choice::skew_block_rows`] give) takes the width [`skew_tile`] gives. The
+/// `skew` tile ([`choice::skew_spec`]) takes the width [`skew_tile`] gives. The
 /// twin takes every call `k` takes: a narrower skew tile refuses none that a
 /// wider one takes. `None`: `k` runs as it is.
 ///
 /// ```
 /// use bankfree_gen::select::{choice, device::{twin, GpuClass}};
-/// use bankfree_gen::{Form, Kernel, Strategy, TransposeSpec};
-/// let spec = TransposeSpec::new(choice::skew_tile(4), 4, Strategy::Pad(None))?.with_form(Form::Skew)?;
-/// let k = Kernel::build(spec)?;
+/// use bankfree_gen::Kernel;
+/// let k = Kernel::build(choice::skew_spec(4)?)?;
 /// assert!(twin(GpuClass::H100, &k).is_none());
 /// assert_eq!(twin(GpuClass::H200, &k).map(|t| t.spec().geometry.tile), Some(32));
 /// # Ok::<(), bankfree_gen::SpecError>(())
@@ -259,7 +252,6 @@ mod tests {
     fn the_h200_class_runs_a_32_wide_4_byte_skew_tile_wherever_the_default_runs() {
         use crate::check::fit::kernel_refusal;
         use crate::ir::shape::Shape;
-        use crate::kernel::spec::Strategy;
         let shapes = [
             Shape::new(8191, 8193),
             Shape::new(100, 40),
@@ -268,11 +260,7 @@ mod tests {
             Shape::new(3, 65),
         ];
         for e in [2, 4, 8, 12, 16] {
-            let spec = TransposeSpec::new(choice::skew_tile(e), e, Strategy::Pad(None))
-                .and_then(|s| s.with_form(Form::Skew))
-                .and_then(|s| s.with_block_rows(choice::skew_block_rows(e)))
-                .expect("the default skew spec");
-            let k = Kernel::build(spec).expect("builds");
+            let k = Kernel::build(choice::skew_spec(e).expect("valid")).expect("builds");
             assert!(twin(GpuClass::H100, &k).is_none(), "{e}-byte");
             let Some(t) = twin(GpuClass::H200, &k) else {
                 assert_ne!(e, 4, "the 4-byte skew tile has an H200 twin");
