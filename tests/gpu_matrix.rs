@@ -2,10 +2,12 @@
 //! shapes {1x1, 1x7, 7x1, 31x33, 1920x1080, 8191x8193, 2^21x3, 3x2^21}, plus batched,
 //! pitched (with gaps) and offset-view cases; and the skew, tall and wide kernels on
 //! the same shapes and on narrow ones (sides 1 to 32, batched, pitched, offset), the
-//! planar kernels on rows in blocks of 16 bytes. Random inputs, the output poisoned
-//! before every run, every element of the destination buffer compared bit-exact.
-//! Run on a GPU with `--include-ignored` (`BANKFREE_MATRIX_ONLY=_tall,_wide` runs the
-//! kernels whose entry names contain one of those parts, with the rest of the list).
+//! planar kernels on rows in blocks of 16 bytes, the realign kernels on odd sides,
+//! pitches and views. Random inputs, the output poisoned before every run, every
+//! element of the destination buffer compared bit-exact. Run on a GPU with
+//! `--include-ignored` (`BANKFREE_MATRIX_ONLY=_tall,_wide` runs the kernels whose
+//! entry names contain one of those parts, with the rest of the list;
+//! `BANKFREE_MATRIX_SHAPES=odd,offset` the shapes whose names contain one of them).
 
 mod common;
 
@@ -143,8 +145,23 @@ fn shapes() -> Vec<(&'static str, Shape, usize)> {
             },
             0,
         ),
-        // Odd sides, for every element size.
+        // Odd sides, for every element size; for the realign kernels also odd
+        // views (every source phase in a vector across the rows), a pitched
+        // batch with gaps, and a batch of matrices smaller than their tile.
         ("1001x999", Shape::new(1001, 999), 0),
+        ("offset views odd 515x1029", Shape::new(515, 1029), 7),
+        (
+            "odd pitched batch with gaps",
+            Shape {
+                src_ld: 301,
+                dst_ld: 263,
+                src_batch_stride: 259 * 301 + 5,
+                dst_batch_stride: 299 * 263 + 3,
+                ..Shape::batched(3, 259, 299)
+            },
+            1,
+        ),
+        ("batch 9 of 67x45", Shape::batched(9, 67, 45), 0),
     ]
 }
 
@@ -192,6 +209,7 @@ where
         (Form::Small, &[32]),
         (Form::Strip, &[32]),
         (Form::Planar, &[32]),
+        (Form::Realign, &[32]),
     ] {
         for &tile in tiles {
             for strategy in ALL_STRATEGIES {
@@ -216,7 +234,14 @@ where
         .expect("pad builds");
     let mut runs = 0;
     let mut unfit = 0;
-    for (name, shape, off) in shapes() {
+    // `BANKFREE_MATRIX_SHAPES=odd,offset` keeps the shapes whose names contain
+    // one of the parts (the sanitizers run a few).
+    let keep = std::env::var("BANKFREE_MATRIX_SHAPES").ok();
+    let shapes = shapes().into_iter().filter(|(name, _, _)| {
+        keep.as_ref()
+            .is_none_or(|k| k.split(',').any(|p| name.contains(p)))
+    });
+    for (name, shape, off) in shapes {
         let (ns, nd) = (
             shape.src_elems().expect("shape") as usize + off,
             shape.dst_elems().expect("shape") as usize + off,

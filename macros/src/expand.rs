@@ -107,6 +107,7 @@ fn variant_tokens(k: &Kernel) -> TokenStream {
         Form::Strip => "Strip",
         Form::Copy => "Copy",
         Form::Planar => "Planar",
+        Form::Realign => "Realign",
     });
     let strategy = match k.spec().strategy {
         Strategy::Naive => quote!(Naive),
@@ -177,6 +178,9 @@ fn with_fast(args: &Args, k: &Kernel, v: &Verdict) -> (Vec<TokenStream>, Vec<Str
             (Form::Planar, _) => {
                 " For matrices of a few columns whose destination rows start on 16 bytes it runs:"
                     .to_string()
+            }
+            (Form::Realign, _) => {
+                " For shapes and pointers no vector kernel takes it runs:".to_string()
             }
             (form, _) => format!(" For {form} shapes it runs:"),
         };

@@ -5,7 +5,7 @@ use crate::error::{Error, Result, Unfit};
 use crate::ffi;
 use crate::kernel::KernelSource;
 use crate::tune;
-use bankfree_gen::check::fit::{kernel_refusal, kernel_unsuited};
+use bankfree_gen::check::fit::{kernel_refusal, kernel_unsuited, Refusal, REALIGN_VEC};
 use bankfree_gen::check::index32;
 use bankfree_gen::kernel::launch::launch;
 use bankfree_gen::{Form, Shape};
@@ -220,7 +220,16 @@ fn why_unfit(kernel: &KernelSource, (src, dst): (u64, u64), shape: &Shape) -> Op
         });
     }
     if let Some(r) = kernel_refusal(g, kernel.quotients(), shape) {
-        return Some(Unfit::Shape(r));
+        // A realign kernel leaves the vec kernels the shapes they take, unless a
+        // pointer keeps them off (`REALIGN_VEC` elements to their vectors).
+        let vec_bytes = u64::from(REALIGN_VEC * g.elem_bytes);
+        let vec_off = !src.is_multiple_of(vec_bytes) || !dst.is_multiple_of(vec_bytes);
+        if !(matches!(r, Refusal::VecRuns { .. }) && vec_off) {
+            return Some(Unfit::Shape(r));
+        }
+    }
+    if g.realigns() {
+        return None; // any pointer
     }
     let bytes = u64::from(g.vec_bytes());
     // A small or strip kernel loads single elements and stores vectors.

@@ -257,6 +257,15 @@ fn checks(g: &Geometry, outer: u8, fold: [u8; 2]) -> Checks {
                 .chain(&k.tile_lets)
                 .cloned(),
         );
+        if let Some(r) = k.realign() {
+            walked.extend(r.lane.iter().cloned());
+            walked
+                .extend([&r.row, &r.at, &r.phase, &r.elem, &r.shift, &r.part_to].map(Expr::clone));
+            walked.extend(r.vecs.iter().cloned());
+            for g in [&r.inside, &r.fast, &r.col, &r.part] {
+                compared.extend(g.0.iter().cloned());
+            }
+        }
         for mv in &k.moves {
             walked.extend(mv.lets.iter().cloned());
             walked.extend([mv.from.index.clone(), mv.to.index.clone()]);
@@ -302,8 +311,13 @@ fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
     if params[..n].iter().any(|&p| u32::try_from(p).is_err()) {
         return Err(Wide);
     }
-    // Buffers in units (elements, words of a word array, or vectors).
-    let unit = u128::from(g.unit_bytes());
+    // Buffers in units (elements, words of a word array, or vectors; a realign
+    // kernel indexes elements).
+    let unit = u128::from(if g.realigns() {
+        g.elem_bytes
+    } else {
+        g.unit_bytes()
+    });
     let elem = u128::from(g.elem_bytes);
     for elems in [shape.src_elems(), shape.dst_elems()] {
         let elems = u128::from(elems.map_err(|_| Wide)?);
@@ -333,6 +347,7 @@ fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
             Var::Ty => (0, i128::from(g.block_rows) - 1),
             Var::J => (0, i128::from(c.max_iters) - 1),
             Var::K => (0, i128::from(c.words) - 1),
+            Var::Row => (0, i128::from(g.vec) - 1),
             Var::Tile => (0, last_t),
             Var::Batch => (0, last_b),
             Var::Batches => p(shape.batch),
@@ -342,7 +357,7 @@ fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
             Var::DstLd => p(shape.dst_ld),
             Var::SrcBatchStride => p(shape.src_batch_stride),
             Var::DstBatchStride => p(shape.dst_batch_stride),
-            Var::DstOff => (0, U32 - 1),
+            Var::DstOff | Var::SrcOff => (0, U32 - 1),
             Var::Ext(_) | Var::SrcStride(_) | Var::DstStride(_) => p(shape.outer_value(*v)),
             Var::RowExt(_)
             | Var::RowSrc(_)

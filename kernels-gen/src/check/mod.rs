@@ -7,6 +7,8 @@ pub mod fit;
 pub mod index32;
 #[cfg(test)]
 mod mutants;
+pub mod realign;
 pub mod resolve;
 pub mod sim;
 pub mod verdict;
+pub mod walk;

@@ -16,6 +16,7 @@ use crate::kernel::geometry::Geometry;
 use crate::kernel::launch::MAX_SHARED_BYTES;
 use crate::kernel::layout::{swizzle_candidates, Layout, MAX_PAD};
 use crate::kernel::narrow::packed_swizzle;
+use crate::kernel::realign::realign_swizzle;
 use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::kernel::Kernel;
 
@@ -43,6 +44,9 @@ impl Kernel {
             Strategy::Pad(None) => (0..=MAX_PAD).map(Layout::Pad).collect(),
             Strategy::Xor if spec.geometry.packs() => {
                 vec![Layout::Xor(packed_swizzle(&spec.geometry))]
+            }
+            Strategy::Xor if spec.geometry.realigns() => {
+                vec![Layout::Xor(realign_swizzle(&spec.geometry))]
             }
             Strategy::Xor => swizzle_candidates(spec.geometry.tile)
                 .into_iter()

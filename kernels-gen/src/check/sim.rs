@@ -17,70 +17,18 @@
 //! assert_eq!(dst, want);
 //! ```
 
-use crate::check::fit::{kernel_refusal, Refusal};
+use crate::check::fit::kernel_refusal;
 use crate::check::index32;
-use crate::ir::expr::{Env, EvalError, Var};
+use crate::check::realign;
+use crate::check::walk::{check_writes, walk};
+pub use crate::check::walk::{Grid, SimError, Stats};
+use crate::ir::expr::{Env, Var};
 use crate::ir::shape::{fold_params, outer_params, Shape, ShapeError};
 use crate::ir::tape::{GuardTape, Tape};
 use crate::kernel::geometry::Form;
 use crate::kernel::launch::launch;
 use crate::kernel::moves::{Mem, Move};
 use crate::kernel::Kernel;
-
-/// A simulated grid (`blockIdx.x` and `blockIdx.y` ranges).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Grid {
-    pub x: u64,
-    pub y: u64,
-}
-
-/// What went wrong in a simulated run.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum SimError {
-    #[error(transparent)]
-    Shape(#[from] ShapeError),
-    #[error("address arithmetic failed: {0}")]
-    Eval(#[from] EvalError),
-    #[error("{mem}[{index}] is outside the buffer of {len} units")]
-    OutOfBounds {
-        mem: &'static str,
-        index: i64,
-        len: u64,
-    },
-    #[error("block ({bx}, {by}) reads tile[{index}] that this tile never wrote (a stale read on the GPU)")]
-    StaleShared { bx: u64, by: u64, index: i64 },
-    #[error("the dst element of source element (batch {b}, row {row}, col {col}) written {count} times; expected once")]
-    WriteCount {
-        b: u64,
-        row: u64,
-        col: u64,
-        count: u8,
-    },
-    #[error("{0} writes landed outside the destination matrix (in its pitch or between batches)")]
-    Outside(u64),
-    #[error("the tile loop's condition at t = {t} disagrees with the launcher's {ntiles} tiles (a generator bug)")]
-    TileLoop { t: u64, ntiles: u64 },
-    #[error("this kernel cannot run the shape: {0}")]
-    Unfit(Refusal),
-    #[error("a grid of {0:?} blocks is empty")]
-    EmptyGrid(Grid),
-    #[error("a vector store of {n} units at dst[{index}] is not {n}-unit aligned and contiguous (a generator bug)")]
-    Misaligned { index: i64, n: u32 },
-    #[error("the kernel takes {kernel} outer batch axes and the shape has {shape}; build it with `Kernel::with_outer({shape})`")]
-    OuterAxes { kernel: u8, shape: u8 },
-    #[error("the kernel folds {kernel:?} more (row, column) axes and the shape {shape:?}; build it with `Kernel::with_fold`")]
-    Fold { kernel: [u8; 2], shape: [u8; 2] },
-}
-
-/// What a simulated run did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Stats {
-    pub blocks: u64,
-    pub tiles: u64,
-    pub unit_writes: u64,
-    /// Whole vectors a packed move stored at once (its other units went one by one).
-    pub vector_writes: u64,
-}
 
 struct Buf<'a> {
     name: &'static str,
@@ -154,12 +102,38 @@ pub fn run_as(
     dst_off: u64,
     index32: bool,
 ) -> Result<Stats, SimError> {
+    let at = Offsets {
+        src: 0,
+        dst: dst_off,
+    };
+    run_offsets(kernel, shape, src, dst, grid, at, index32)
+}
+
+/// Where the pointers lie, in elements (their addresses over the element size;
+/// for `dst`, as [`run_at`] counts it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Offsets {
+    pub src: u64,
+    pub dst: u64,
+}
+
+/// [`run_as`] with the source pointer at `at.src` too: what a `realign` kernel
+/// finds its aligned 16-byte vectors with.
+pub fn run_offsets(
+    kernel: &Kernel,
+    shape: &Shape,
+    src: &[u8],
+    dst: &mut [u8],
+    grid: Option<Grid>,
+    at: Offsets,
+    index32: bool,
+) -> Result<Stats, SimError> {
+    let dst_off = at.dst;
     let g = kernel.spec.geometry;
     let elem = g.elem_bytes as usize;
     shape.check_buffers((src.len() / elem) as u64, (dst.len() / elem) as u64)?;
-    let mut stats = Stats::default();
     if shape.is_empty() {
-        return Ok(stats); // the launcher does not launch
+        return Ok(Stats::default()); // the launcher does not launch
     }
     if let Some(r) = kernel_refusal(&g, kernel.quotients, shape) {
         return Err(SimError::Unfit(r));
@@ -223,9 +197,16 @@ pub fn run_as(
         // The pointer's address enters the 32-bit build truncated.
         env.set(Var::DstOff, (dst_off & 0xFFFF_FFFF) as i64);
     }
+    env.set(Var::SrcOff, i64::try_from(at.src).unwrap_or(i64::MAX));
+    if index32 {
+        env.set(Var::SrcOff, (at.src & 0xFFFF_FFFF) as i64);
+    }
     env.index32 = index32;
     m.dst_off = env.get(Var::DstOff);
     let ntiles = u64::try_from(kernel.ntiles.eval(&env)?).unwrap_or(0);
+    if let Some(r) = kernel.realign() {
+        return realign::run(kernel, r, shape, (src, m.dst), grid, &mut env, ntiles);
+    }
     // Units per thread step: a planar kernel's are its source's columns.
     let units = if g.form == Form::Planar {
         u32::try_from(shape.cols).unwrap_or(u32::MAX)
@@ -233,63 +214,48 @@ pub fn run_as(
         kernel.words
     };
 
-    for by in 0..grid.y {
-        for bx in 0..grid.x {
-            stats.blocks += 1;
-            m.block = (bx, by);
-            // A kernel that folds the batch into its tiles has no batch loop.
-            let batches = if g.folds_batch() { 1 } else { shape.batch };
-            for b in (by..batches).step_by(grid.y as usize) {
-                env.set(Var::Batch, b as i64);
-                for t in (bx..).step_by(grid.x as usize) {
-                    env.set(Var::Tile, t as i64);
-                    // The kernel's own loop condition, which must agree with the
-                    // launcher's tile count.
-                    let more = kernel.more.eval(&env)?;
-                    if more != (t < ntiles) {
-                        return Err(SimError::TileLoop { t, ntiles });
-                    }
-                    if !more {
-                        break;
-                    }
-                    stats.tiles += 1;
-                    m.fresh.iter_mut().for_each(|f| *f = false);
-                    // One phase per move; the barrier between them is the loop boundary.
-                    for mv in &kernel.moves {
-                        // What stays fixed for the tile is evaluated once.
-                        let bound = Bound {
-                            guard: GuardTape::per_thread(&mv.guard, &env),
-                            full: mv
-                                .pack
-                                .as_ref()
-                                .map(|p| GuardTape::per_thread(&p.full, &env)),
-                            from: Tape::per_thread(&mv.from.index, &env),
-                            to: Tape::per_thread(&mv.to.index, &env),
-                        };
-                        for ty in 0..g.block_rows {
-                            for tx in 0..g.tile {
-                                env.set(Var::Tx, i64::from(tx));
-                                env.set(Var::Ty, i64::from(ty));
-                                for j in 0..mv.iters {
-                                    env.set(Var::J, i64::from(j));
-                                    if let Some(full) = &bound.full {
-                                        let (units, vectors) =
-                                            m.step_packed(kernel, mv, &bound, full, &mut env)?;
-                                        stats.unit_writes += units;
-                                        stats.vector_writes += vectors;
-                                    } else if bound.guard.eval(&env)? {
-                                        stats.unit_writes +=
-                                            m.step(kernel, mv, &bound, &mut env, 0..units)?;
-                                    }
-                                }
-                            }
+    let stats = walk(kernel, shape, grid, &mut env, ntiles, |env, block| {
+        m.block = block;
+        let mut done = (0, 0);
+        m.fresh.iter_mut().for_each(|f| *f = false);
+        // One phase per move; the barrier between them is the loop boundary.
+        for mv in &kernel.moves {
+            // What stays fixed for the tile is evaluated once.
+            let bound = Bound {
+                guard: GuardTape::per_thread(&mv.guard, env),
+                full: mv
+                    .pack
+                    .as_ref()
+                    .map(|p| GuardTape::per_thread(&p.full, env)),
+                from: Tape::per_thread(&mv.from.index, env),
+                to: Tape::per_thread(&mv.to.index, env),
+            };
+            for ty in 0..g.block_rows {
+                for tx in 0..g.tile {
+                    env.set(Var::Tx, i64::from(tx));
+                    env.set(Var::Ty, i64::from(ty));
+                    for j in 0..mv.iters {
+                        env.set(Var::J, i64::from(j));
+                        if let Some(full) = &bound.full {
+                            let (units, vectors) = m.step_packed(kernel, mv, &bound, full, env)?;
+                            done.0 += units;
+                            done.1 += vectors;
+                        } else if bound.guard.eval(env)? {
+                            done.0 += m.step(kernel, mv, &bound, env, 0..units)?;
                         }
                     }
                 }
             }
         }
-    }
-    check_writes(kernel, shape, &m.writes, stats.unit_writes)?;
+        Ok(done)
+    })?;
+    check_writes(
+        kernel,
+        shape,
+        &m.writes,
+        stats.unit_writes,
+        kernel.unit.bytes(),
+    )?;
     Ok(stats)
 }
 
@@ -456,43 +422,6 @@ pub fn transpose_block(regs: &[[u8; 16]], elem: usize, per: usize) -> Vec<[u8; 1
         }
     }
     out
-}
-
-/// Every destination element written exactly once, nothing else written.
-fn check_writes(kernel: &Kernel, shape: &Shape, writes: &[u8], total: u64) -> Result<(), SimError> {
-    // Units per element (word arrays), or elements per unit (vectors of a block).
-    let (unit, elem) = (
-        u64::from(kernel.unit.bytes()),
-        u64::from(kernel.spec.geometry.elem_bytes),
-    );
-    let (words, vec) = if unit > elem {
-        (1, unit / elem)
-    } else {
-        (elem / unit, 1)
-    };
-    let mut inside = 0u64;
-    // Over the source's (row, col): the destination's element of each.
-    for b in 0..shape.batch {
-        for row in 0..shape.rows {
-            for col in 0..shape.cols {
-                let e = shape.dst_index(b, row, col);
-                for w in 0..words {
-                    let u = e / vec * words + w;
-                    let count = writes.get(u as usize).copied().unwrap_or(0);
-                    if count != 1 {
-                        return Err(SimError::WriteCount { b, row, col, count });
-                    }
-                    if e.is_multiple_of(vec) {
-                        inside += 1;
-                    }
-                }
-            }
-        }
-    }
-    if total != inside {
-        return Err(SimError::Outside(total - inside));
-    }
-    Ok(())
 }
 
 /// A plain CPU transpose (the reference the tests and examples compare with):

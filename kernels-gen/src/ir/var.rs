@@ -14,6 +14,8 @@ pub enum Var {
     J,
     /// Loop over the 32-bit words of a word-array element (`0..elem_bytes / 4`).
     K,
+    /// Loop over the source rows of a `realign` kernel's block (`0..vec`).
+    Row,
     /// Linear tile index (grid-stride loop over `blockIdx.x`).
     Tile,
     /// Batch index (grid-stride loop over `blockIdx.y`).
@@ -38,6 +40,10 @@ pub enum Var {
     /// sizes; `Geometry::sector_phase`): `skew` and packed `tall` kernels align
     /// their writes with it, and the simulator and analyzer try every residue.
     DstOff,
+    /// The source pointer's position in elements (its address over the element
+    /// size): a `realign` kernel finds the 16-byte vectors around each source row
+    /// with it, and the simulator tries every residue.
+    SrcOff,
     /// Kernel parameter of a kernel with outer batch axes: the extent of batch axis
     /// `k` (`0..MAX_OUTER`; axis 0 is the one `SrcBatchStride` strides over). The
     /// outermost axis needs no extent: the batch count bounds it.
@@ -121,9 +127,9 @@ const DST_STRIDE_NAMES: [&str; MAX_OUTER as usize] = [
     "dst_stride6",
 ];
 
-/// Slots of [`Env`]: the 15 plain variables, then the outer axes' parameters,
+/// Slots of [`Env`]: the 17 plain variables, then the outer axes' parameters,
 /// then the folded sides'.
-pub(crate) const SLOTS: usize = 15 + 3 * MAX_OUTER as usize + 6 * MAX_FOLD as usize;
+pub(crate) const SLOTS: usize = 17 + 3 * MAX_OUTER as usize + 6 * MAX_FOLD as usize;
 
 impl Var {
     /// Every variable, in [`Env`] slot order.
@@ -133,6 +139,7 @@ impl Var {
         Var::Ty,
         Var::J,
         Var::K,
+        Var::Row,
         Var::Tile,
         Var::Batch,
         Var::Batches,
@@ -143,6 +150,7 @@ impl Var {
         Var::SrcBatchStride,
         Var::DstBatchStride,
         Var::DstOff,
+        Var::SrcOff,
         Var::Ext(0),
         Var::Ext(1),
         Var::Ext(2),
@@ -177,7 +185,7 @@ impl Var {
 
     /// The variables that change between a block's threads and loop trips; the
     /// others stay fixed for a whole tile (see [`Expr::bind`](crate::ir::expr::Expr::bind)).
-    pub const PER_THREAD: [Var; 5] = [Var::Lane, Var::Tx, Var::Ty, Var::J, Var::K];
+    pub const PER_THREAD: [Var; 6] = [Var::Lane, Var::Tx, Var::Ty, Var::J, Var::K, Var::Row];
 
     /// The name the generated CUDA C uses for this variable.
     pub fn c_name(self) -> &'static str {
@@ -187,6 +195,7 @@ impl Var {
             Var::Ty => "ty",
             Var::J => "j",
             Var::K => "k",
+            Var::Row => "rk",
             Var::Tile => "t",
             Var::Batch => "b",
             Var::Batches => "batch",
@@ -197,6 +206,7 @@ impl Var {
             Var::SrcBatchStride => "src_batch_stride",
             Var::DstBatchStride => "dst_batch_stride",
             Var::DstOff => "dst_off",
+            Var::SrcOff => "src_off",
             Var::Ext(k) => EXT_NAMES[usize::from(k) % EXT_NAMES.len()],
             Var::SrcStride(k) => {
                 SRC_STRIDE_NAMES[usize::from(k.max(1) - 1) % SRC_STRIDE_NAMES.len()]
@@ -216,20 +226,22 @@ impl Var {
             Var::Ty => 2,
             Var::J => 3,
             Var::K => 4,
-            Var::Tile => 5,
-            Var::Batch => 6,
-            Var::Batches => 7,
-            Var::Rows => 8,
-            Var::Cols => 9,
-            Var::SrcLd => 10,
-            Var::DstLd => 11,
-            Var::SrcBatchStride => 12,
-            Var::DstBatchStride => 13,
-            Var::DstOff => 14,
-            Var::Ext(k) => 15 + usize::from(k) % m,
-            Var::SrcStride(k) => 15 + m + usize::from(k.max(1) - 1) % m,
-            Var::DstStride(k) => 15 + 2 * m + usize::from(k.max(1) - 1) % m,
-            _ => fold_slot(self).map_or(0, |(i, k)| 15 + 3 * m + i * usize::from(MAX_FOLD) + k),
+            Var::Row => 5,
+            Var::Tile => 6,
+            Var::Batch => 7,
+            Var::Batches => 8,
+            Var::Rows => 9,
+            Var::Cols => 10,
+            Var::SrcLd => 11,
+            Var::DstLd => 12,
+            Var::SrcBatchStride => 13,
+            Var::DstBatchStride => 14,
+            Var::DstOff => 15,
+            Var::SrcOff => 16,
+            Var::Ext(k) => 17 + usize::from(k) % m,
+            Var::SrcStride(k) => 17 + m + usize::from(k.max(1) - 1) % m,
+            Var::DstStride(k) => 17 + 2 * m + usize::from(k.max(1) - 1) % m,
+            _ => fold_slot(self).map_or(0, |(i, k)| 17 + 3 * m + i * usize::from(MAX_FOLD) + k),
         }
     }
 }

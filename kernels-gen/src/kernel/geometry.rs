@@ -38,6 +38,17 @@
 //!   of `vec` whole source rows (`16 / elem_bytes` of them) as `cols` 16-byte
 //!   vectors, transposes it in registers and stores one 16-byte vector to each
 //!   destination row: no shared memory, every access a whole aligned vector.
+//! * [`Form::Realign`]: 1- and 2-byte elements of any shape, pitch and pointer
+//!   ([`Geometry::realigns`]): a tile of `tile * vec` source rows and columns
+//!   (128 x 128 bytes for 1-byte elements), `vec = 4 / elem_bytes` elements to a
+//!   32-bit word. A lane reads 16 bytes of a source row as the two aligned 16-byte
+//!   vectors around them, realigned in registers (rows whose vectors leave the
+//!   matrix are read element by element), transposes each block of `vec` rows into
+//!   words of one column, and funnel-shifts consecutive blocks so that every word
+//!   it stores to shared memory is the word of the destination row it will be
+//!   stored to: each destination row's window starts `(row address % 4) /
+//!   elem_bytes` elements early, so a warp writes whole aligned words whatever the
+//!   pointer and pitch (the tile covers `rows + vec - 1` positions).
 //! * [`Form::Copy`]: no transpose: a permute's strided copy of blocks that are
 //!   contiguous on both sides (a shape whose `copy` is set: destination element
 //!   `(b, r, c)` at `b * dst_batch_stride + r * dst_ld + c`). A block moves a
@@ -72,10 +83,11 @@ pub enum Form {
     Strip,
     Copy,
     Planar,
+    Realign,
 }
 
 /// Every form.
-pub const FORMS: [Form; 8] = [
+pub const FORMS: [Form; 9] = [
     Form::Tile,
     Form::Skew,
     Form::Tall,
@@ -84,6 +96,7 @@ pub const FORMS: [Form; 8] = [
     Form::Strip,
     Form::Copy,
     Form::Planar,
+    Form::Realign,
 ];
 
 /// The widest source a `planar` kernel takes: its thread holds `2 * cols`
@@ -208,6 +221,7 @@ impl fmt::Display for Form {
             Form::Strip => "strip",
             Form::Copy => "copy",
             Form::Planar => "planar",
+            Form::Realign => "realign",
         })
     }
 }
@@ -379,6 +393,25 @@ impl Geometry {
         }
     }
 
+    /// Whether the kernel is a `realign` one ([`Form::Realign`]).
+    pub fn realigns(&self) -> bool {
+        self.form == Form::Realign
+    }
+
+    /// Source columns a `realign` kernel's lane reads per row: one 16-byte
+    /// vector's elements (16 / elem_bytes).
+    pub fn realign_cols(&self) -> u32 {
+        16 / self.elem_bytes.max(1)
+    }
+
+    /// Blocks of `vec` source rows each lane of a `realign` kernel transposes
+    /// and stores per tile: the tile's `tile` words of each column over its
+    /// `4 * block_rows` bands of lanes (a band is the 8 lanes that read one
+    /// row's 128 bytes).
+    pub fn realign_blocks(&self) -> u32 {
+        self.tile / (4 * self.block_rows)
+    }
+
     /// Vectors a `copy` kernel's block moves per chunk (blocks of `vec` rows, for a
     /// `planar` kernel).
     pub fn copy_chunk(&self) -> u32 {
@@ -418,6 +451,9 @@ impl Geometry {
     /// The unit one access moves, and how many units make one step of a thread (the
     /// words of a word-array element, or the `vec` rows of a block).
     pub fn unit(&self) -> (Unit, u32) {
+        if self.realigns() {
+            return (Unit::U32, self.realign_cols());
+        }
         if matches!(self.form, Form::Copy | Form::Planar) && self.vec > 1 {
             return unit_of(self.vec_bytes())
                 .map(|(u, _)| (u, 1))
@@ -508,6 +544,7 @@ impl Geometry {
     pub fn shared_rows(&self) -> u32 {
         match self.form {
             Form::Skew => self.skew_rows() + self.sector_elems() - 1,
+            Form::Realign => self.tile_elems(),
             _ => self.tile,
         }
     }
@@ -515,6 +552,9 @@ impl Geometry {
     /// Bytes of one shared-memory access (an element, a word of a word array or a
     /// vector).
     pub fn unit_bytes(&self) -> u32 {
+        if self.realigns() {
+            return 4;
+        }
         if self.gathers() || self.packs() {
             return self.elem_unit().bytes();
         }

@@ -59,6 +59,7 @@ pub fn grid(strategies: &[Strategy]) -> Vec<TransposeSpec> {
         (Form::Small, &[32]),
         (Form::Strip, &[32]),
         (Form::Planar, &[32]),
+        (Form::Realign, &[32]),
     ] {
         for &tile in tiles {
             for elem_bytes in all_elem_bytes() {

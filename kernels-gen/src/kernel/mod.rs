@@ -37,6 +37,7 @@ mod name;
 pub(crate) mod narrow;
 pub mod order;
 mod planar;
+pub mod realign;
 mod small;
 pub mod spec;
 mod tile;
@@ -51,6 +52,7 @@ use crate::kernel::moves::Move;
 use crate::kernel::narrow::{narrow_moves, packed_swizzle, packed_tall_moves};
 use crate::kernel::order::TileOrder;
 use crate::kernel::planar::planar_moves;
+use crate::kernel::realign::{realign_moves, realign_swizzle, Realign};
 use crate::kernel::small::{small_moves, strip_moves, WideMagics};
 use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::kernel::tile::tile_moves;
@@ -91,6 +93,9 @@ impl Variant {
             (Strategy::Xor, Layout::Xor(z)) if self.spec.geometry.packs() => {
                 z == packed_swizzle(&self.spec.geometry)
             }
+            (Strategy::Xor, Layout::Xor(z)) if self.spec.geometry.realigns() => {
+                z == realign_swizzle(&self.spec.geometry)
+            }
             (Strategy::Xor, Layout::Xor(z)) => swizzle_candidates(tile).contains(&z),
             _ => false,
         };
@@ -127,6 +132,8 @@ pub struct Kernel {
     pub(crate) ntiles: Expr,
     pub(crate) more: Less,
     pub(crate) moves: Vec<Move>,
+    /// A `realign` kernel's expressions beyond its moves.
+    pub(crate) realign: Option<Box<Realign>>,
 }
 
 impl Kernel {
@@ -305,6 +312,7 @@ impl Kernel {
         if order == TileOrder::Columns {
             kernel_lets.push(tiling.tiles_y.clone());
         }
+        let mut realign = None;
         let (tile_lets, moves) = match geometry.form {
             Form::Tall if geometry.packs() => packed_tall_moves(&geometry, layout, &tiling, &batch),
             Form::Tall | Form::Wide => narrow_moves(&geometry, layout, &tiling, words, &batch),
@@ -315,6 +323,11 @@ impl Kernel {
             Form::Strip => strip_moves(&geometry, &tiling, words, &batch),
             Form::Copy => copy_moves(&geometry, &tiling, words, &batch),
             Form::Planar => planar_moves(&geometry, &tiling, &batch),
+            Form::Realign => {
+                let (lets, moves, r) = realign_moves(&geometry, layout, &tiling, &batch);
+                realign = Some(Box::new(r));
+                (lets, moves)
+            }
         };
         Kernel {
             spec,
@@ -332,6 +345,7 @@ impl Kernel {
             ntiles: tiling.ntiles,
             more: tiling.more,
             moves,
+            realign,
         }
     }
 
@@ -414,6 +428,12 @@ impl Kernel {
         &self.moves
     }
 
+    /// A `realign` kernel's expressions beyond its moves (`None` for the other
+    /// forms).
+    pub fn realign(&self) -> Option<&Realign> {
+        self.realign.as_deref()
+    }
+
     /// The spec and layout this kernel was built from.
     pub fn variant(&self) -> Variant {
         Variant {
@@ -425,7 +445,7 @@ impl Kernel {
     /// Shared memory per block, in bytes.
     pub fn shared_bytes(&self) -> u64 {
         // Word arrays keep a plane per word; a packed chunk holds elements.
-        let planes = if self.spec.geometry.packs() {
+        let planes = if self.spec.geometry.packs() || self.spec.geometry.realigns() {
             1
         } else {
             self.words

@@ -12,7 +12,9 @@ impl Kernel {
     /// resolution, shared memory.
     pub fn describe(&self) -> String {
         let (s, g) = (&self.spec, &self.spec.geometry);
-        let vec = if g.vec > 1 && g.form == Form::Planar {
+        let vec = if g.realigns() {
+            format!(", {} elements per 32-bit word", g.vec)
+        } else if g.vec > 1 && g.form == Form::Planar {
             format!(", {} elements per 16-byte vector", g.vec)
         } else if g.vec > 1 && g.form == Form::Copy {
             format!(
@@ -65,6 +67,10 @@ impl Kernel {
                 "strip: runs of {} destination elements of matrices of up to {} rows, each matrix's destination one run",
                 g.small_chunk(),
                 MAX_NARROW
+            ),
+            Form::Realign => format!(
+                "realign tile {0} x {0} (rows read as realigned 16-byte vectors, each destination row written as whole words from its first word boundary)",
+                g.tile_elems()
             ),
             Form::Planar => format!(
                 "planar: runs of {} blocks of {} source rows of up to {} columns, each transposed in registers",

@@ -80,7 +80,8 @@ impl FromStr for Form {
             .find(|f| f.to_string() == s.trim())
             .ok_or_else(|| SpecError::Form {
                 value: s.into(),
-                why: "expected tile, skew, tall, wide, small, strip, copy or planar".into(),
+                why: "expected tile, skew, tall, wide, small, strip, copy, planar or realign"
+                    .into(),
             })
     }
 }
@@ -231,6 +232,21 @@ impl TransposeSpec {
         Ok(spec)
     }
 
+    /// The `realign` kernel for 1- or 2-byte elements (32 x 8 threads, `vec = 4 /
+    /// elem_bytes` elements to a word, its shared tile swizzled), validated.
+    ///
+    /// ```
+    /// use bankfree_gen::{Kernel, TransposeSpec};
+    /// let k = Kernel::build(TransposeSpec::realign(1)?)?;
+    /// assert_eq!(k.entry_name(), "bankfree_transpose_t32_r8_e1_v4_xor327_realign");
+    /// assert!(k.verdict().conflict_free);
+    /// assert!(TransposeSpec::realign(4).is_err());
+    /// # Ok::<(), bankfree_gen::SpecError>(())
+    /// ```
+    pub fn realign(elem_bytes: u32) -> Result<Self, SpecError> {
+        TransposeSpec::new(32, elem_bytes, Strategy::Xor)?.with_form(Form::Realign)
+    }
+
     /// The same spec in another [`Form`], validated. A `small` or `strip`
     /// kernel's `vec` is its element size's ([`small_vec`]), a tall kernel's of 1-
     /// or 2-byte elements the elements of a 32-bit word, a planar kernel's those
@@ -245,6 +261,9 @@ impl TransposeSpec {
             }
             if form == Form::Planar && g.vec == 1 {
                 g.vec = 16 / g.elem_bytes.max(1);
+            }
+            if form == Form::Realign && g.vec == 1 && g.elem_bytes < 4 {
+                g.vec = 4 / g.elem_bytes;
             }
             g.form = form;
         })
@@ -294,6 +313,9 @@ impl TransposeSpec {
         }
         if g.form == Form::Planar {
             return self.validate_planar();
+        }
+        if g.form == Form::Realign {
+            return self.validate_realign();
         }
         if g.vec != 1 {
             let bad = |why: &str| SpecError::Vec {
@@ -403,6 +425,51 @@ impl TransposeSpec {
             });
         }
         Ok(())
+    }
+
+    /// A `realign` kernel moves 1- or 2-byte elements as 32-bit words (`vec = 4 /
+    /// elem_bytes`) in a 32-word tile with 32 x 8 threads (a band of 8 lanes per
+    /// source row, one block of rows per band), through shared memory.
+    fn validate_realign(&self) -> Result<(), SpecError> {
+        let g = &self.geometry;
+        let bad = |why: String| {
+            Err(SpecError::Form {
+                value: g.form.to_string(),
+                why,
+            })
+        };
+        if !matches!(g.elem_bytes, 1 | 2) {
+            return bad(format!(
+                "a realign kernel packs 1- or 2-byte elements into 32-bit words, not {}-byte ones; \
+                 a tile or skew kernel moves wider elements",
+                g.elem_bytes
+            ));
+        }
+        if g.vec != 4 / g.elem_bytes {
+            return Err(SpecError::Vec {
+                value: g.vec,
+                elem_bytes: g.elem_bytes,
+                why: format!(
+                    "a realign kernel moves 32-bit words; use vec = {}",
+                    4 / g.elem_bytes
+                ),
+            });
+        }
+        if (g.tile, g.block_rows) != (32, 8) {
+            return bad(format!(
+                "a realign kernel runs 32 x 8 threads (tile = 32, block_rows = 8), not {} x {}",
+                g.tile, g.block_rows
+            ));
+        }
+        match self.strategy {
+            Strategy::Naive => bad("it works through shared memory; naive has none".into()),
+            Strategy::Pad(_) | Strategy::Rotate => bad(
+                "a realign kernel's warps store the columns of 8 lanes' 16-byte reads, whose \
+                 words no padding spreads over the banks; use strategy = swizzle"
+                    .into(),
+            ),
+            Strategy::None | Strategy::Xor => Ok(()),
+        }
     }
 
     /// A form with no shared tile takes only `naive`: `why` says what it does

@@ -110,6 +110,20 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
                 ..Tiling::new(lets, ntiles.clone(), Less(v(Var::Tile), ntiles))
             }
         }
+        Form::Realign => {
+            // Square tiles of `tile * vec` elements; each destination row's windows
+            // start up to `vec - 1` positions early, so they cover `rows + vec - 1`.
+            let side = i64::from(g.tile_elems());
+            let tiles_x = Expr::named("tiles_x", (v(Var::Cols) + (side - 1)) / side);
+            let tiles_y = (v(Var::Rows) + (vec - 1) + (side - 1)) / side;
+            let ntiles = Expr::named("ntiles", tiles_x.clone() * tiles_y.clone());
+            let lets = vec![tiles_x.clone(), ntiles.clone()];
+            Tiling {
+                tiles_x,
+                tiles_y: Expr::named("tiles_y", tiles_y),
+                ..Tiling::new(lets, ntiles.clone(), Less(v(Var::Tile), ntiles))
+            }
+        }
         Form::Strip => {
             // Matrices whose destination is one run of `rows * cols` elements,
             // covered from the vector boundary before it (up to `vec - 1` more).

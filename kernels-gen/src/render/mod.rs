@@ -3,5 +3,6 @@
 
 mod body;
 pub mod cuda;
+mod realign;
 pub mod svg;
 pub mod writer;

@@ -116,8 +116,9 @@ struct SpecArgs {
     /// What a block moves: tile, skew (tiles whose writes start on 32-byte
     /// sectors), tall (at most 32 columns), wide (at most 32 rows), small (dense
     /// batches of small matrices as one run), strip (matrices of at most 32 rows
-    /// gathered), copy (no transpose) or planar (at most 8 columns of 1- or 2-byte
-    /// elements, transposed in registers); the last four take `--strategy naive`.
+    /// gathered), copy (no transpose), planar (at most 8 columns of 1- or 2-byte
+    /// elements, transposed in registers; these four take `--strategy naive`) or
+    /// realign (1- or 2-byte elements of any shape and pointer, as words).
     #[arg(long, default_value = "tile")]
     form: String,
     /// The order the blocks take the tiles in: rows (along the rows of tiles) or

@@ -1,0 +1,301 @@
+//! The simulator of a `realign` kernel ([`crate::kernel::realign`]): its two
+//! phases thread by thread, from the kernel's own expressions, with its register
+//! data path run as the GPU runs it (`__byte_perm`, `__funnelshift_r` and
+//! `__funnelshift_rc`, over the same [`network`] the emitter prints).
+//!
+//! Besides what [`crate::check::sim`] checks of every kernel, it fails on a
+//! 16-byte load or a word store that is not aligned for the pointers' phases.
+//!
+//! ```
+//! use bankfree_gen::check::realign::{byte_perm, funnelshift_rc};
+//! assert_eq!(byte_perm(0x0302_0100, 0x0706_0504, 0x5140), 0x0501_0400);
+//! assert_eq!(funnelshift_rc(0xAABB_CCDD, 0x1122_3344, 24), 0x2233_44AA);
+//! assert_eq!(funnelshift_rc(0xAABB_CCDD, 0x1122_3344, 32), 0x1122_3344);
+//! ```
+
+use crate::check::walk::{check_writes, walk, Grid, SimError, Stats};
+use crate::ir::expr::{Env, Var};
+use crate::ir::shape::Shape;
+use crate::ir::tape::{GuardTape, Tape};
+use crate::kernel::realign::{network, network_regs, shift, Realign};
+use crate::kernel::Kernel;
+
+/// `__byte_perm(x, y, s)`: byte `n` of the result is byte `(s >> 4n) & 7` of
+/// the 8 bytes `y:x`.
+pub fn byte_perm(x: u32, y: u32, s: u32) -> u32 {
+    let all = u64::from(x) | (u64::from(y) << 32);
+    (0..4).fold(0, |out, n| {
+        let b = (s >> (4 * n)) & 7;
+        out | ((((all >> (8 * b)) & 0xFF) as u32) << (8 * n))
+    })
+}
+
+/// `__funnelshift_r(lo, hi, s)`: the low word of `hi:lo >> (s & 31)`.
+pub fn funnelshift_r(lo: u32, hi: u32, s: u32) -> u32 {
+    ((u64::from(lo) | (u64::from(hi) << 32)) >> (s & 31)) as u32
+}
+
+/// `__funnelshift_rc(lo, hi, s)`: the low word of `hi:lo >> min(s, 32)`.
+pub fn funnelshift_rc(lo: u32, hi: u32, s: u32) -> u32 {
+    ((u64::from(lo) | (u64::from(hi) << 32)) >> s.min(32)) as u32
+}
+
+/// The buffers and counters of one simulated run.
+struct State<'a> {
+    src: &'a [u8],
+    dst: &'a mut [u8],
+    shared: Vec<u32>,
+    fresh: Vec<bool>,
+    /// Writes per destination element.
+    writes: Vec<u8>,
+    eb: usize,
+    src_off: i64,
+    dst_off: i64,
+    block: (u64, u64),
+}
+
+impl State<'_> {
+    /// Bytes `n` from element `index` of a buffer of `len` bytes.
+    fn bytes(
+        mem: &'static str,
+        index: i64,
+        eb: usize,
+        n: usize,
+        len: usize,
+    ) -> Result<std::ops::Range<usize>, SimError> {
+        match usize::try_from(index) {
+            Ok(i) if i * eb + n <= len => Ok(i * eb..i * eb + n),
+            _ => Err(SimError::OutOfBounds {
+                mem,
+                index,
+                len: (len / eb) as u64,
+            }),
+        }
+    }
+
+    fn element(&self, index: i64) -> Result<u32, SimError> {
+        let r = Self::bytes("src", index, self.eb, self.eb, self.src.len())?;
+        Ok(self.src[r]
+            .iter()
+            .rev()
+            .fold(0, |v, &b| (v << 8) | u32::from(b)))
+    }
+
+    /// The 4 words of the 16 bytes from element `index`, which must start a
+    /// 16-byte vector of the source pointer.
+    fn vector(&self, index: i64) -> Result<[u32; 4], SimError> {
+        let per = 16 / self.eb as i64;
+        if (index + self.src_off).rem_euclid(per) != 0 {
+            return Err(SimError::Misaligned {
+                index,
+                n: per as u32,
+            });
+        }
+        let r = Self::bytes("src", index, self.eb, 16, self.src.len())?;
+        let b = &self.src[r];
+        Ok(std::array::from_fn(|q| {
+            u32::from_le_bytes([b[4 * q], b[4 * q + 1], b[4 * q + 2], b[4 * q + 3]])
+        }))
+    }
+
+    /// Stores the low `n` elements of `value` from destination element `index`.
+    fn store(&mut self, index: i64, value: u32, n: usize) -> Result<u64, SimError> {
+        let r = Self::bytes("dst", index, self.eb, n * self.eb, self.dst.len())?;
+        let start = r.start / self.eb;
+        self.dst[r].copy_from_slice(&value.to_le_bytes()[..n * self.eb]);
+        for w in &mut self.writes[start..start + n] {
+            *w = w.saturating_add(1);
+        }
+        Ok(n as u64)
+    }
+
+    fn shared_index(&self, index: i64) -> Result<usize, SimError> {
+        usize::try_from(index)
+            .ok()
+            .filter(|&i| i < self.shared.len())
+            .ok_or(SimError::OutOfBounds {
+                mem: "tile",
+                index,
+                len: self.shared.len() as u64,
+            })
+    }
+}
+
+/// Runs a `realign` kernel over a shape it fits, with `env` holding the call's
+/// parameters and pointer phases.
+pub(crate) fn run(
+    kernel: &Kernel,
+    r: &Realign,
+    shape: &Shape,
+    (src, dst): (&[u8], &mut [u8]),
+    grid: Grid,
+    env: &mut Env,
+    ntiles: u64,
+) -> Result<Stats, SimError> {
+    let eb = kernel.spec.geometry.elem_bytes as usize;
+    let mut s = State {
+        src,
+        writes: vec![0; dst.len() / eb],
+        dst,
+        shared: vec![0; kernel.shared_units() as usize],
+        fresh: vec![false; kernel.shared_units() as usize],
+        eb,
+        src_off: env.get(Var::SrcOff),
+        dst_off: env.get(Var::DstOff),
+        block: (0, 0),
+    };
+    let stats = walk(kernel, shape, grid, env, ntiles, |env, block| {
+        s.block = block;
+        s.fresh.iter_mut().for_each(|f| *f = false);
+        read(kernel, r, &mut s, env)?;
+        write(kernel, r, &mut s, env)
+    })?;
+    check_writes(kernel, shape, &s.writes, stats.unit_writes, eb as u32)?;
+    Ok(stats)
+}
+
+/// Every thread's blocks of rows: loaded, transposed, funnel-shifted into
+/// shared memory.
+fn read(kernel: &Kernel, r: &Realign, s: &mut State<'_>, env: &mut Env) -> Result<(), SimError> {
+    let g = &kernel.spec.geometry;
+    let (vec, cols) = (g.vec as usize, g.realign_cols() as usize);
+    let mv = &kernel.moves[0];
+    let t = |e| Tape::per_thread(e, env);
+    let gt = |e| GuardTape::per_thread(e, env);
+    let (row_in, fast, col_in, stored) = (gt(&r.inside), gt(&r.fast), gt(&r.col), gt(&mv.guard));
+    let (phase, elem, ts, to) = (t(&r.phase), t(&r.elem), t(&r.shift), t(&mv.to.index));
+    let vecs = [t(&r.vecs[0]), t(&r.vecs[1])];
+    let net = network(g.vec);
+    let regs = network_regs(g.vec);
+    for ty in 0..g.block_rows {
+        for tx in 0..g.tile {
+            env.set(Var::Tx, i64::from(tx));
+            env.set(Var::Ty, i64::from(ty));
+            let mut prev = vec![0u32; cols];
+            for j in 0..mv.iters {
+                env.set(Var::J, i64::from(j));
+                let mut rw = vec![[0u32; 4]; vec];
+                for (k, words) in rw.iter_mut().enumerate() {
+                    env.set(Var::Row, k as i64);
+                    if !row_in.eval(env)? {
+                        continue;
+                    }
+                    if fast.eval(env)? {
+                        let v0 = s.vector(vecs[0].eval(env)?)?;
+                        let v1 = s.vector(vecs[1].eval(env)?)?;
+                        let wv = [v0, v1].concat();
+                        let sb = phase.eval(env)? as u32 * g.elem_bytes;
+                        let z: Vec<u32> = (0..6)
+                            .map(|i| wv[if sb & 8 != 0 { i + 2 } else { i }])
+                            .collect();
+                        let y: Vec<u32> = (0..5)
+                            .map(|i| z[if sb & 4 != 0 { i + 1 } else { i }])
+                            .collect();
+                        for (i, w) in words.iter_mut().enumerate() {
+                            *w = funnelshift_r(y[i], y[i + 1], 8 * (sb & 3));
+                        }
+                    } else {
+                        for c in 0..cols {
+                            env.set(Var::K, c as i64);
+                            if col_in.eval(env)? {
+                                let e = s.element(elem.eval(env)?)?;
+                                words[c / vec] |= e << (8 * g.elem_bytes as usize * (c % vec));
+                            }
+                        }
+                    }
+                }
+                let mut cur = vec![0u32; cols];
+                for i in 0..4 {
+                    let mut p = vec![0u32; regs];
+                    for (row, words) in rw.iter().enumerate() {
+                        p[row] = words[i];
+                    }
+                    for step in net {
+                        p[step.out] = byte_perm(p[step.a], p[step.b], step.sel);
+                    }
+                    cur[i * vec..(i + 1) * vec].copy_from_slice(&p[regs - vec..]);
+                }
+                if stored.eval(env)? {
+                    for c in 0..cols {
+                        env.set(Var::K, c as i64);
+                        let sh = shift(ts.eval(env)? as u32, g.elem_bytes);
+                        let i = s.shared_index(to.eval(env)?)?;
+                        s.shared[i] = funnelshift_rc(prev[c], cur[c], sh);
+                        s.fresh[i] = true;
+                    }
+                }
+                prev = cur;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every warp's destination rows: whole words where they lie in the matrix,
+/// else element by element.
+fn write(
+    kernel: &Kernel,
+    r: &Realign,
+    s: &mut State<'_>,
+    env: &mut Env,
+) -> Result<(u64, u64), SimError> {
+    let g = &kernel.spec.geometry;
+    let mv = &kernel.moves[1];
+    let full = mv
+        .pack
+        .as_ref()
+        .map(|p| GuardTape::per_thread(&p.full, env));
+    let (guard, part) = (
+        GuardTape::per_thread(&mv.guard, env),
+        GuardTape::per_thread(&r.part, env),
+    );
+    let (from, to, part_to) = (
+        Tape::per_thread(&mv.from.index, env),
+        Tape::per_thread(&mv.to.index, env),
+        Tape::per_thread(&r.part_to, env),
+    );
+    let vec = g.vec as usize;
+    let mut done = (0, 0);
+    for ty in 0..g.block_rows {
+        for tx in 0..g.tile {
+            env.set(Var::Tx, i64::from(tx));
+            env.set(Var::Ty, i64::from(ty));
+            for j in 0..mv.iters {
+                env.set(Var::J, i64::from(j));
+                if !guard.eval(env)? {
+                    continue;
+                }
+                let i = s.shared_index(from.eval(env)?)?;
+                if !s.fresh[i] {
+                    let (bx, by) = s.block;
+                    return Err(SimError::StaleShared {
+                        bx,
+                        by,
+                        index: i as i64,
+                    });
+                }
+                let v = s.shared[i];
+                if full.as_ref().map_or(Ok(false), |f| f.eval(env))? {
+                    let at = to.eval(env)?;
+                    if (at + s.dst_off).rem_euclid(vec as i64) != 0 {
+                        return Err(SimError::Misaligned {
+                            index: at,
+                            n: vec as u32,
+                        });
+                    }
+                    done.0 += s.store(at, v, vec)?;
+                    done.1 += 1;
+                } else {
+                    for k in 0..vec {
+                        env.set(Var::K, k as i64);
+                        if part.eval(env)? {
+                            let e = v >> (8 * g.elem_bytes as usize * k);
+                            done.0 += s.store(part_to.eval(env)?, e, 1)?;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(done)
+}

@@ -1,0 +1,190 @@
+//! A `realign` kernel's two moves as CUDA C ([`crate::kernel::realign`]): the
+//! read of each lane's blocks of rows (aligned 16-byte vectors realigned by
+//! selects and funnel shifts, or elements at the matrix's first and last bytes),
+//! their register transpose ([`network`]) and the funnel-shifted stores to
+//! shared memory; then each warp's whole-word stores of its destination rows.
+//! Every index is the kernel's expression; this module writes the data path.
+
+use crate::ir::expr::{Expr, Var};
+use crate::kernel::moves::{Mem, Move};
+use crate::kernel::realign::{network, network_regs, Realign};
+use crate::kernel::Kernel;
+use crate::render::body::INDEX_TYPE;
+use crate::render::writer::CWriter;
+use std::fmt::{self, Write};
+
+/// The read (first move) or the write (second move) of a `realign` kernel.
+pub(crate) fn realign_body(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move) -> fmt::Result {
+    if mv.to.mem == Mem::Shared {
+        read(w, k, r, mv)
+    } else {
+        write(w, k, r, mv)
+    }
+}
+
+fn decl(w: &mut CWriter, e: &Expr) -> fmt::Result {
+    w.decl(INDEX_TYPE, e)
+}
+
+fn read(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move) -> fmt::Result {
+    let g = &k.spec.geometry;
+    let (vec, cols, eb) = (g.vec, g.realign_cols(), g.elem_bytes);
+    w.scope(|w| {
+        for l in &r.lane {
+            decl(w, l)?;
+        }
+        writeln!(w, "unsigned prev[{cols}], cur[{cols}];")?;
+        writeln!(w, "#pragma unroll")?;
+        w.block(
+            format_args!("for (unsigned j = 0; j < {}; ++j)", mv.iters),
+            |w| {
+                writeln!(w, "unsigned rw[{vec}][4];")?;
+                writeln!(w, "#pragma unroll")?;
+                let rows = Var::Row.c_name();
+                w.block(
+                    format_args!("for (unsigned {rows} = 0; {rows} < {vec}; ++{rows})"),
+                    |w| {
+                        writeln!(w, "rw[{rows}][0] = rw[{rows}][1] = rw[{rows}][2] = rw[{rows}][3] = 0u;")?;
+                        decl(w, &r.row)?;
+                        w.block(format_args!("if ({})", r.inside.c()), |w| {
+                            decl(w, &r.at)?;
+                            decl(w, &r.phase)?;
+                            w.block(format_args!("if ({})", r.fast.c()), |w| {
+                                vectors(w, r, eb)
+                            })?;
+                            w.block(format_args!("else"), |w| {
+                                writeln!(w, "#pragma unroll")?;
+                                w.block(format_args!("for (unsigned k = 0; k < {cols}; ++k)"), |w| {
+                                    writeln!(
+                                        w,
+                                        "if ({}) rw[{rows}][k / {vec}] |= (unsigned)src[{}] << ({} * (k % {vec}));",
+                                        r.col.c(),
+                                        r.elem.c(),
+                                        8 * eb
+                                    )
+                                })
+                            })
+                        })
+                    },
+                )?;
+                transpose(w, vec)?;
+                w.block(format_args!("if ({})", mv.guard.c()), |w| {
+                    writeln!(w, "#pragma unroll")?;
+                    w.block(format_args!("for (unsigned k = 0; k < {cols}; ++k)"), |w| {
+                        decl(w, &r.shift)?;
+                        writeln!(
+                            w,
+                            "{} = __funnelshift_rc(prev[k], cur[k], 8u * (4u - {} * {eb}u));",
+                            mv.to.c(),
+                            r.shift.c()
+                        )
+                    })
+                })?;
+                writeln!(w, "#pragma unroll")?;
+                writeln!(w, "for (unsigned k = 0; k < {cols}; ++k) prev[k] = cur[k];")
+            },
+        )
+    })
+}
+
+/// The row's 16 bytes from the two aligned vectors around them: select by the
+/// phase's 8- and 4-byte bits, then funnel-shift by its last 2 bits.
+fn vectors(w: &mut CWriter, r: &Realign, eb: u32) -> fmt::Result {
+    let rows = Var::Row.c_name();
+    for (i, v) in r.vecs.iter().enumerate() {
+        writeln!(
+            w,
+            "const uint4 v{i} = *reinterpret_cast<const uint4*>(&src[{}]);",
+            v.c()
+        )?;
+    }
+    writeln!(
+        w,
+        "const unsigned wv[8] = {{v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w}};"
+    )?;
+    writeln!(w, "const unsigned sb = {} * {eb}u;", r.phase.c())?;
+    writeln!(w, "unsigned z[6], y[5];")?;
+    writeln!(w, "#pragma unroll")?;
+    writeln!(
+        w,
+        "for (unsigned i = 0; i < 6; ++i) z[i] = (sb & 8u) ? wv[i + 2] : wv[i];"
+    )?;
+    writeln!(w, "#pragma unroll")?;
+    writeln!(
+        w,
+        "for (unsigned i = 0; i < 5; ++i) y[i] = (sb & 4u) ? z[i + 1] : z[i];"
+    )?;
+    writeln!(w, "#pragma unroll")?;
+    writeln!(
+        w,
+        "for (unsigned i = 0; i < 4; ++i) rw[{rows}][i] = __funnelshift_r(y[i], y[i + 1], 8u * (sb & 3u));"
+    )
+}
+
+/// Each word position's block of rows transposed into its columns' words.
+fn transpose(w: &mut CWriter, vec: u32) -> fmt::Result {
+    let regs = network_regs(vec);
+    let net = network(vec);
+    writeln!(w, "#pragma unroll")?;
+    w.block(format_args!("for (unsigned i = 0; i < 4; ++i)"), |w| {
+        writeln!(w, "unsigned p[{regs}];")?;
+        for row in 0..vec {
+            writeln!(w, "p[{row}] = rw[{row}][i];")?;
+        }
+        for s in net {
+            writeln!(
+                w,
+                "p[{}] = __byte_perm(p[{}], p[{}], 0x{:04x});",
+                s.out, s.a, s.b, s.sel
+            )?;
+        }
+        for m in 0..vec {
+            writeln!(
+                w,
+                "cur[i * {vec} + {m}] = p[{}];",
+                regs - vec as usize + m as usize
+            )?;
+        }
+        Ok(())
+    })
+}
+
+fn write(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move) -> fmt::Result {
+    let g = &k.spec.geometry;
+    let (vec, eb) = (g.vec, g.elem_bytes);
+    let elem = g.elem_unit().c_type();
+    let full = mv.pack.as_ref().map_or("0".into(), |p| p.full.c());
+    writeln!(w, "#pragma unroll 4")?;
+    w.block(
+        format_args!("for (unsigned j = 0; j < {}; ++j)", mv.iters),
+        |w| {
+            let (lets, rest) = mv.lets.split_at(2.min(mv.lets.len()));
+            for l in lets {
+                decl(w, l)?;
+            }
+            w.block(format_args!("if ({})", mv.guard.c()), |w| {
+                for l in rest {
+                    decl(w, l)?;
+                }
+                writeln!(w, "const unsigned v = {};", mv.from.c())?;
+                w.block(format_args!("if ({full})"), |w| {
+                    writeln!(
+                        w,
+                        "*reinterpret_cast<unsigned*>(&dst[{}]) = v;",
+                        mv.to.index.c()
+                    )
+                })?;
+                w.block(format_args!("else"), |w| {
+                    writeln!(w, "#pragma unroll")?;
+                    writeln!(
+                        w,
+                        "for (unsigned k = 0; k < {vec}; ++k) if ({}) dst[{}] = ({elem})(v >> ({} * k));",
+                        r.part.c(),
+                        r.part_to.c(),
+                        8 * eb
+                    )
+                })
+            })
+        },
+    )
+}

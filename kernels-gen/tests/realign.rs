@@ -1,0 +1,135 @@
+//! The `realign` kernels run on the simulator over ragged, batched, pitched and
+//! offset shapes, at every source phase in a 16-byte vector and every
+//! destination phase in a word, in both index builds: the output must equal a
+//! plain CPU transpose byte for byte, every aligned load and store must be
+//! aligned, and nothing outside the destination may change.
+
+mod common;
+
+use bankfree_gen::check::fit::refusal;
+use bankfree_gen::check::index32::proven;
+use bankfree_gen::check::sim::{self, Grid, Offsets};
+use bankfree_gen::ir::shape::{Axis, Outer};
+use bankfree_gen::{Kernel, Model, Shape, Strategy, TransposeSpec};
+use common::noise;
+
+/// Runs `kernel` on `shape` at pointer phases `at` in the build `index32`, on
+/// `grid` (the launcher's with `None`), and compares with the reference.
+fn check(kernel: &Kernel, shape: &Shape, at: Offsets, index32: bool, grid: Option<Grid>) {
+    let e = kernel.spec().geometry.elem_bytes as usize;
+    let src = noise(shape.src_elems().expect("valid shape") as usize * e, 11);
+    let mut want = noise(shape.dst_elems().expect("valid shape") as usize * e, 12);
+    let mut got = want.clone();
+    sim::reference(shape, e, &src, &mut want).expect("reference");
+    if let Err(err) = sim::run_offsets(kernel, shape, &src, &mut got, grid, at, index32) {
+        panic!(
+            "{} on {shape:?} at {at:?} (32-bit {index32}): {err}",
+            kernel.entry_name()
+        );
+    }
+    assert!(
+        got == want,
+        "{} on {shape:?} at {at:?} (32-bit {index32}): output differs",
+        kernel.entry_name()
+    );
+}
+
+fn shapes() -> Vec<Shape> {
+    let mut out: Vec<Shape> = [
+        (1, 1),
+        (3, 5),
+        (7, 130),
+        (130, 7),
+        (129, 131),
+        (257, 129),
+        (131, 258),
+        (62, 66),
+    ]
+    .into_iter()
+    .map(|(r, c)| Shape::new(r, c))
+    .collect();
+    // Pitched both sides, a batch with gaps, and one outer batch axis.
+    out.push(Shape {
+        src_ld: 141,
+        dst_ld: 133,
+        ..Shape::new(131, 139)
+    });
+    let mut batched = Shape::batched(3, 70, 45);
+    batched.src_batch_stride += 5;
+    batched.dst_batch_stride += 3;
+    out.push(batched);
+    out
+}
+
+#[test]
+fn realign_kernels_cover_every_element_once() {
+    let mut ran = 0;
+    for e in [1u32, 2] {
+        let kernel = Kernel::build(TransposeSpec::realign(e).expect("valid")).expect("builds");
+        assert!(kernel.analyze(Model::Hopper).conflict_free, "{e}-byte");
+        let per = u64::from(16 / e);
+        for shape in shapes() {
+            assert!(
+                refusal(&kernel.spec().geometry, &shape).is_none(),
+                "{shape:?}"
+            );
+            for src in 0..per {
+                for dst in 0..4 {
+                    let at = Offsets { src, dst };
+                    check(&kernel, &shape, at, false, None);
+                    if proven(&kernel.spec().geometry, &shape) {
+                        check(&kernel, &shape, at, true, None);
+                    }
+                    ran += 1;
+                }
+            }
+        }
+        // A grid smaller than the tiles and the batch: both loops stride.
+        let shape = Shape::batched(3, 300, 261);
+        check(
+            &kernel,
+            &shape,
+            Offsets { src: 5, dst: 3 },
+            true,
+            Some(Grid { x: 2, y: 2 }),
+        );
+        // Pointers far above 2^32 enter the 32-bit build truncated.
+        let far = Offsets {
+            src: (1 << 40) + 7,
+            dst: (1 << 41) + 1,
+        };
+        check(&kernel, &Shape::new(133, 71), far, true, None);
+        // Outer batch axes.
+        let outer = kernel.with_outer(1).expect("outer axes");
+        let mut s = Shape::batched(4, 37, 45);
+        s.outer = Outer::new(&[Axis {
+            ext: 2,
+            src: 2 * s.src_batch_stride + 9,
+            dst: 2 * s.dst_batch_stride + 1,
+        }])
+        .expect("one axis");
+        check(&outer, &s, Offsets { src: 3, dst: 1 }, false, None);
+    }
+    assert!(ran >= 2 * 10 * 32, "only {ran} runs");
+}
+
+#[test]
+fn realign_kernels_leave_the_vec_kernels_their_shapes() {
+    for e in [1u32, 2] {
+        let g = TransposeSpec::realign(e).expect("valid").geometry;
+        let why = refusal(&g, &Shape::new(8192, 4096)).expect("refused");
+        assert!(why.to_string().contains("4 x 4 blocks"), "{why}");
+        // A pitch off the vector is the realign kernel's.
+        let pitched = Shape {
+            src_ld: 8193,
+            ..Shape::new(8192, 4096)
+        };
+        assert!(refusal(&g, &pitched).is_none());
+    }
+    for strategy in [Strategy::Pad(None), Strategy::Rotate, Strategy::Naive] {
+        let bad = TransposeSpec::new(32, 1, strategy)
+            .and_then(|s| s.with_form(bankfree_gen::Form::Realign));
+        let err = bad.expect_err("a realign kernel swizzles").to_string();
+        assert!(err.contains("realign"), "{err}");
+    }
+}
