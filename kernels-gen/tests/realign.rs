@@ -6,11 +6,11 @@
 
 mod common;
 
-use bankfree_gen::check::fit::refusal;
+use bankfree_gen::check::fit::{refusal, unsuited};
 use bankfree_gen::check::index32::proven;
 use bankfree_gen::check::sim::{self, Grid, Offsets};
 use bankfree_gen::ir::shape::{Axis, Outer};
-use bankfree_gen::{Kernel, Model, Shape, Strategy, TransposeSpec};
+use bankfree_gen::{Form, Kernel, Model, Shape, Strategy, TransposeSpec};
 use common::noise;
 
 /// Runs `kernel` on `shape` at pointer phases `at` in the build `index32`, on
@@ -114,21 +114,29 @@ fn realign_kernels_cover_every_element_once() {
 }
 
 #[test]
-fn realign_kernels_leave_the_vec_kernels_their_shapes() {
+fn the_planner_runs_realign_kernels_on_large_shapes_no_vec_kernel_takes() {
     for e in [1u32, 2] {
         let g = TransposeSpec::realign(e).expect("valid").geometry;
-        let why = refusal(&g, &Shape::new(8192, 4096)).expect("refused");
+        // Any shape runs when asked for ...
+        assert!(refusal(&g, &Shape::new(8192, 4096)).is_none());
+        // ... but the planner leaves the vec kernels theirs,
+        let why = unsuited(&g, &Shape::new(8192, 4096)).expect("unsuited");
         assert!(why.to_string().contains("4 x 4 blocks"), "{why}");
-        // A pitch off the vector is the realign kernel's.
+        // and the 64-wide tile the matrices with a side below 1024.
+        let why = unsuited(&g, &Shape::new(1023, 5001)).expect("unsuited");
+        assert!(why.to_string().contains("rows = 1023"), "{why}");
+        let why = unsuited(&g, &Shape::batched(100, 1025, 130)).expect("unsuited");
+        assert!(why.to_string().contains("cols = 130"), "{why}");
+        // A pitch off the vector on a large matrix is the realign kernel's.
         let pitched = Shape {
             src_ld: 8193,
             ..Shape::new(8192, 4096)
         };
-        assert!(refusal(&g, &pitched).is_none());
+        assert!(unsuited(&g, &pitched).is_none());
+        assert!(unsuited(&g, &Shape::new(4097, 4095)).is_none());
     }
     for strategy in [Strategy::Pad(None), Strategy::Rotate, Strategy::Naive] {
-        let bad = TransposeSpec::new(32, 1, strategy)
-            .and_then(|s| s.with_form(bankfree_gen::Form::Realign));
+        let bad = TransposeSpec::new(32, 1, strategy).and_then(|s| s.with_form(Form::Realign));
         let err = bad.expect_err("a realign kernel swizzles").to_string();
         assert!(err.contains("realign"), "{err}");
     }

@@ -5,7 +5,7 @@ use crate::error::{Error, Result, Unfit};
 use crate::ffi;
 use crate::kernel::KernelSource;
 use crate::tune;
-use bankfree_gen::check::fit::{kernel_refusal, kernel_unsuited, Refusal, REALIGN_VEC};
+use bankfree_gen::check::fit::{kernel_refusal, kernel_unsuited, Refusal};
 use bankfree_gen::check::index32;
 use bankfree_gen::kernel::launch::launch;
 use bankfree_gen::{Form, Shape};
@@ -129,7 +129,14 @@ where
             |k| match kernel_unsuited(k.geometry(), k.quotients(), shape) {
                 None => true,
                 // A skew kernel also suits a destination that starts inside a sector.
-                Some(_) => k.geometry().form == Form::Skew && !at.1.is_multiple_of(32),
+                Some(_) if k.geometry().form == Form::Skew => !at.1.is_multiple_of(32),
+                // A realign kernel also suits the vec kernels' shapes where a
+                // pointer keeps them off (`vec` elements to a vector).
+                Some(Refusal::VecRuns { vec }) => {
+                    let bytes = u64::from(vec * k.geometry().elem_bytes);
+                    !at.0.is_multiple_of(bytes) || !at.1.is_multiple_of(bytes)
+                }
+                Some(_) => false,
             },
         )
         .collect();
@@ -220,13 +227,7 @@ fn why_unfit(kernel: &KernelSource, (src, dst): (u64, u64), shape: &Shape) -> Op
         });
     }
     if let Some(r) = kernel_refusal(g, kernel.quotients(), shape) {
-        // A realign kernel leaves the vec kernels the shapes they take, unless a
-        // pointer keeps them off (`REALIGN_VEC` elements to their vectors).
-        let vec_bytes = u64::from(REALIGN_VEC * g.elem_bytes);
-        let vec_off = !src.is_multiple_of(vec_bytes) || !dst.is_multiple_of(vec_bytes);
-        if !(matches!(r, Refusal::VecRuns { .. }) && vec_off) {
-            return Some(Unfit::Shape(r));
-        }
+        return Some(Unfit::Shape(r));
     }
     if g.realigns() {
         return None; // any pointer

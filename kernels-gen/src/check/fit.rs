@@ -78,6 +78,12 @@ pub enum Refusal {
     /// A `realign` kernel and a shape whose sides, pitches and strides all
     /// divide by `vec`.
     VecRuns { vec: u32 },
+    /// A `realign` kernel and a matrix side below `min`.
+    Edges {
+        side: &'static str,
+        n: u64,
+        min: u64,
+    },
     /// A 1-element square tile wider than 32 and a matrix side below it.
     BelowTile {
         side: &'static str,
@@ -158,6 +164,10 @@ impl fmt::Display for Refusal {
                 f,
                 "every side, pitch and batch stride is a multiple of {vec}: a kernel of {vec} x {vec} blocks moves it faster than a realign kernel"
             ),
+            Refusal::Edges { side, n, min } => write!(
+                f,
+                "{side} = {n} is below {min}: the 64-wide tile of single elements wastes less at the edges than a realign kernel's 128-wide tiles"
+            ),
             Refusal::Aligned { row_bytes } => write!(
                 f,
                 "dst rows of {row_bytes} bytes start on 32-byte sectors: a tile kernel writes them whole"
@@ -237,11 +247,7 @@ pub fn kernel_refusal(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opti
         return planar_refusal(g, shape);
     }
     if g.realigns() {
-        // Any shape, pitch, stride and pointer; where every one divides by the
-        // vec kernels' 4, their 4 x 4 blocks are the faster.
-        return vec_refusal(REALIGN_VEC, shape)
-            .is_none()
-            .then_some(Refusal::VecRuns { vec: REALIGN_VEC });
+        return None; // any shape, pitch, stride and pointer
     }
     let form = g.form;
     if form == Form::Strip {
@@ -426,6 +432,34 @@ fn small_refusal(shape: &Shape, quotients: Quotients) -> Option<Refusal> {
 /// Matrices below this many bytes go to the `small` kernel (see [`unsuited`]).
 pub const SMALL_SUITS_BYTES: u64 = 8 * 1024;
 
+/// The planner's rule for the `realign` form: shapes no vec kernel takes
+/// ([`REALIGN_VEC`]; the runtime also runs it where a pointer keeps them off),
+/// both sides at least [`REALIGN_MIN_SIDE`].
+fn realign_unsuited(shape: &Shape) -> Option<Refusal> {
+    let short = [("rows", shape.rows), ("cols", shape.cols)]
+        .into_iter()
+        .find(|&(_, n)| n < REALIGN_MIN_SIDE);
+    if let Some((side, n)) = short {
+        return Some(Refusal::Edges {
+            side,
+            n,
+            min: REALIGN_MIN_SIDE,
+        });
+    }
+    vec_refusal(REALIGN_VEC, shape)
+        .is_none()
+        .then_some(Refusal::VecRuns { vec: REALIGN_VEC })
+}
+
+/// The shortest side the planner runs a `realign` kernel on: its 128-wide
+/// tiles against the 64-tile of single bytes (H100, one call, CUDA events over
+/// rotating copies of the source): 4097 x 4095 u8 0.625 against 0.548 of
+/// memcpy, 2115 x 7581 0.603 against 0.559, 16383 x 16385 0.556 against
+/// 0.383; 1001 x 999 0.399 against 0.411, 300 x 20001 0.739 against 0.761,
+/// batches of 129 x 130 0.480 against 0.667 and of 100 x 150 0.542 against
+/// 0.608.
+pub const REALIGN_MIN_SIDE: u64 = 1024;
+
 /// The block side of the 1- and 2-byte vec kernels the planner runs first
 /// ([`crate::select::choice::HOPPER_DEFAULTS`]): a `realign` kernel leaves them
 /// the shapes whose sides, pitches and strides divide by it (on aligned 8192 x
@@ -454,7 +488,8 @@ fn small_unsuited(e: u64, shape: &Shape) -> Option<Refusal> {
 /// `transpose_first` skips kernels whose form does not suit a call): `skew`
 /// suits destinations whose rows (or matrices) do not start on 32-byte sectors,
 /// the narrow forms the shapes they fit, `small` batches of matrices below
-/// [`SMALL_SUITS_BYTES`] (and of unaligned 1-byte ones), `tile` every shape
+/// [`SMALL_SUITS_BYTES`] (and of unaligned 1-byte ones), `realign` large
+/// matrices no vec kernel takes ([`realign_unsuited`]), `tile` every shape
 /// (but a 1-element tile above 32, matrices at least that wide and deep).
 pub fn unsuited(g: &Geometry, shape: &Shape) -> Option<Refusal> {
     kernel_unsuited(g, Quotients::Narrow, shape)
@@ -468,6 +503,9 @@ pub fn kernel_unsuited(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opt
     let e = u64::from(g.elem_bytes);
     if g.form == Form::Small {
         return small_unsuited(e, shape);
+    }
+    if g.realigns() {
+        return realign_unsuited(shape);
     }
     // A planar block's threads each take a block of `vec` rows per step: a
     // matrix of fewer blocks than a block has threads leaves some idle (the

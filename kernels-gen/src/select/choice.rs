@@ -219,12 +219,11 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     // shared memory take a load per element (docs/design.md has the figures).
     let planar =
         (spec.geometry.elem_bytes <= 2).then(|| TransposeSpec::planar(spec.geometry.elem_bytes));
-    // Realign for 1- and 2-byte shapes no vec kernel takes (a side, pitch or
-    // stride off the 4-element block, or a pointer off its 4 elements): on the
-    // H100 and H200 4097 x 4095 u8 ran at 0.90 of memcpy (the 64-tile: 0.57 to
-    // 0.61), 4095 x 4097 2-byte at 0.94 to 0.95 (the skew tile: 0.74 to 0.86).
-    let realign =
-        (spec.geometry.elem_bytes <= 2).then(|| TransposeSpec::realign(spec.geometry.elem_bytes));
+    // Realign for large 1-byte matrices no vec kernel takes (a side, pitch or
+    // stride off 4, or a pointer off its vector; `fit::REALIGN_MIN_SIDE` has
+    // the figures). Not for 2-byte ones: on 4095 x 4097 it ran at 0.735 of
+    // memcpy, the skew tile at 0.865 (H100, `bench --case 4095x4097`).
+    let realign = (spec.geometry.elem_bytes == 1).then(|| TransposeSpec::realign(1));
     let skew = (spec.geometry.elem_bytes > 1).then(|| skew_spec(spec.geometry.elem_bytes));
     [
         TransposeSpec::small(spec.geometry.elem_bytes).ok(),
