@@ -13,7 +13,7 @@
 //! assert_eq!(funnelshift_rc(0xAABB_CCDD, 0x1122_3344, 32), 0x1122_3344);
 //! ```
 
-use crate::check::walk::{check_writes, walk, Grid, SimError, Stats};
+use crate::check::walk::{check_writes, each_thread, walk, Grid, SimError, Stats};
 use crate::ir::expr::{Env, Var};
 use crate::ir::shape::Shape;
 use crate::ir::tape::{GuardTape, Tape};
@@ -167,68 +167,64 @@ fn read(kernel: &Kernel, r: &Realign, s: &mut State<'_>, env: &mut Env) -> Resul
     let vecs = [t(&r.vecs[0]), t(&r.vecs[1])];
     let net = network(g.vec);
     let regs = network_regs(g.vec);
-    for ty in 0..g.block_rows {
-        for tx in 0..g.tile {
-            env.set(Var::Tx, i64::from(tx));
-            env.set(Var::Ty, i64::from(ty));
-            let mut prev = vec![0u32; cols];
-            for j in 0..mv.iters {
-                env.set(Var::J, i64::from(j));
-                let mut rw = vec![[0u32; 4]; vec];
-                for (k, words) in rw.iter_mut().enumerate() {
-                    env.set(Var::Row, k as i64);
-                    if !row_in.eval(env)? {
-                        continue;
-                    }
-                    if fast.eval(env)? {
-                        let v0 = s.vector(vecs[0].eval(env)?)?;
-                        let v1 = s.vector(vecs[1].eval(env)?)?;
-                        let wv = [v0, v1].concat();
-                        let sb = phase.eval(env)? as u32 * g.elem_bytes;
-                        let z: Vec<u32> = (0..6)
-                            .map(|i| wv[if sb & 8 != 0 { i + 2 } else { i }])
-                            .collect();
-                        let y: Vec<u32> = (0..5)
-                            .map(|i| z[if sb & 4 != 0 { i + 1 } else { i }])
-                            .collect();
-                        for (i, w) in words.iter_mut().enumerate() {
-                            *w = funnelshift_r(y[i], y[i + 1], 8 * (sb & 3));
-                        }
-                    } else {
-                        for c in 0..cols {
-                            env.set(Var::K, c as i64);
-                            if col_in.eval(env)? {
-                                let e = s.element(elem.eval(env)?)?;
-                                words[c / vec] |= e << (8 * g.elem_bytes as usize * (c % vec));
-                            }
-                        }
-                    }
+    each_thread(kernel, env, |env| {
+        let mut prev = vec![0u32; cols];
+        for j in 0..mv.iters {
+            env.set(Var::J, i64::from(j));
+            let mut rw = vec![[0u32; 4]; vec];
+            for (k, words) in rw.iter_mut().enumerate() {
+                env.set(Var::Row, k as i64);
+                if !row_in.eval(env)? {
+                    continue;
                 }
-                let mut cur = vec![0u32; cols];
-                for i in 0..4 {
-                    let mut p = vec![0u32; regs];
-                    for (row, words) in rw.iter().enumerate() {
-                        p[row] = words[i];
+                if fast.eval(env)? {
+                    let v0 = s.vector(vecs[0].eval(env)?)?;
+                    let v1 = s.vector(vecs[1].eval(env)?)?;
+                    let wv = [v0, v1].concat();
+                    let sb = phase.eval(env)? as u32 * g.elem_bytes;
+                    let z: Vec<u32> = (0..6)
+                        .map(|i| wv[if sb & 8 != 0 { i + 2 } else { i }])
+                        .collect();
+                    let y: Vec<u32> = (0..5)
+                        .map(|i| z[if sb & 4 != 0 { i + 1 } else { i }])
+                        .collect();
+                    for (i, w) in words.iter_mut().enumerate() {
+                        *w = funnelshift_r(y[i], y[i + 1], 8 * (sb & 3));
                     }
-                    for step in net {
-                        p[step.out] = byte_perm(p[step.a], p[step.b], step.sel);
-                    }
-                    cur[i * vec..(i + 1) * vec].copy_from_slice(&p[regs - vec..]);
-                }
-                if stored.eval(env)? {
+                } else {
                     for c in 0..cols {
                         env.set(Var::K, c as i64);
-                        let sh = shift(ts.eval(env)? as u32, g.elem_bytes);
-                        let i = s.shared_index(to.eval(env)?)?;
-                        s.shared[i] = funnelshift_rc(prev[c], cur[c], sh);
-                        s.fresh[i] = true;
+                        if col_in.eval(env)? {
+                            let e = s.element(elem.eval(env)?)?;
+                            words[c / vec] |= e << (8 * g.elem_bytes as usize * (c % vec));
+                        }
                     }
                 }
-                prev = cur;
             }
+            let mut cur = vec![0u32; cols];
+            for i in 0..4 {
+                let mut p = vec![0u32; regs];
+                for (row, words) in rw.iter().enumerate() {
+                    p[row] = words[i];
+                }
+                for step in net {
+                    p[step.out] = byte_perm(p[step.a], p[step.b], step.sel);
+                }
+                cur[i * vec..(i + 1) * vec].copy_from_slice(&p[regs - vec..]);
+            }
+            if stored.eval(env)? {
+                for c in 0..cols {
+                    env.set(Var::K, c as i64);
+                    let sh = shift(ts.eval(env)? as u32, g.elem_bytes);
+                    let i = s.shared_index(to.eval(env)?)?;
+                    s.shared[i] = funnelshift_rc(prev[c], cur[c], sh);
+                    s.fresh[i] = true;
+                }
+            }
+            prev = cur;
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Every warp's destination rows: whole words where they lie in the matrix,
@@ -256,46 +252,43 @@ fn write(
     );
     let vec = g.vec as usize;
     let mut done = (0, 0);
-    for ty in 0..g.block_rows {
-        for tx in 0..g.tile {
-            env.set(Var::Tx, i64::from(tx));
-            env.set(Var::Ty, i64::from(ty));
-            for j in 0..mv.iters {
-                env.set(Var::J, i64::from(j));
-                if !guard.eval(env)? {
-                    continue;
-                }
-                let i = s.shared_index(from.eval(env)?)?;
-                if !s.fresh[i] {
-                    let (bx, by) = s.block;
-                    return Err(SimError::StaleShared {
-                        bx,
-                        by,
-                        index: i as i64,
+    each_thread(kernel, env, |env| {
+        for j in 0..mv.iters {
+            env.set(Var::J, i64::from(j));
+            if !guard.eval(env)? {
+                continue;
+            }
+            let i = s.shared_index(from.eval(env)?)?;
+            if !s.fresh[i] {
+                let (bx, by) = s.block;
+                return Err(SimError::StaleShared {
+                    bx,
+                    by,
+                    index: i as i64,
+                });
+            }
+            let v = s.shared[i];
+            if full.as_ref().map_or(Ok(false), |f| f.eval(env))? {
+                let at = to.eval(env)?;
+                if (at + s.dst_off).rem_euclid(vec as i64) != 0 {
+                    return Err(SimError::Misaligned {
+                        index: at,
+                        n: vec as u32,
                     });
                 }
-                let v = s.shared[i];
-                if full.as_ref().map_or(Ok(false), |f| f.eval(env))? {
-                    let at = to.eval(env)?;
-                    if (at + s.dst_off).rem_euclid(vec as i64) != 0 {
-                        return Err(SimError::Misaligned {
-                            index: at,
-                            n: vec as u32,
-                        });
-                    }
-                    done.0 += s.store(at, v, vec)?;
-                    done.1 += 1;
-                } else {
-                    for k in 0..vec {
-                        env.set(Var::K, k as i64);
-                        if part.eval(env)? {
-                            let e = v >> (8 * g.elem_bytes as usize * k);
-                            done.0 += s.store(part_to.eval(env)?, e, 1)?;
-                        }
+                done.0 += s.store(at, v, vec)?;
+                done.1 += 1;
+            } else {
+                for k in 0..vec {
+                    env.set(Var::K, k as i64);
+                    if part.eval(env)? {
+                        let e = v >> (8 * g.elem_bytes as usize * k);
+                        done.0 += s.store(part_to.eval(env)?, e, 1)?;
                     }
                 }
             }
         }
-    }
+        Ok(())
+    })?;
     Ok(done)
 }

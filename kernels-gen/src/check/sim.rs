@@ -20,7 +20,7 @@
 use crate::check::fit::kernel_refusal;
 use crate::check::index32;
 use crate::check::realign;
-use crate::check::walk::{check_writes, walk};
+use crate::check::walk::{check_writes, each_thread, walk};
 pub use crate::check::walk::{Grid, SimError, Stats};
 use crate::ir::expr::{Env, Var};
 use crate::ir::shape::{fold_params, outer_params, Shape, ShapeError};
@@ -230,22 +230,19 @@ pub fn run_offsets(
                 from: Tape::per_thread(&mv.from.index, env),
                 to: Tape::per_thread(&mv.to.index, env),
             };
-            for ty in 0..g.block_rows {
-                for tx in 0..g.tile {
-                    env.set(Var::Tx, i64::from(tx));
-                    env.set(Var::Ty, i64::from(ty));
-                    for j in 0..mv.iters {
-                        env.set(Var::J, i64::from(j));
-                        if let Some(full) = &bound.full {
-                            let (units, vectors) = m.step_packed(kernel, mv, &bound, full, env)?;
-                            done.0 += units;
-                            done.1 += vectors;
-                        } else if bound.guard.eval(env)? {
-                            done.0 += m.step(kernel, mv, &bound, env, 0..units)?;
-                        }
+            each_thread(kernel, env, |env| {
+                for j in 0..mv.iters {
+                    env.set(Var::J, i64::from(j));
+                    if let Some(full) = &bound.full {
+                        let (units, vectors) = m.step_packed(kernel, mv, &bound, full, env)?;
+                        done.0 += units;
+                        done.1 += vectors;
+                    } else if bound.guard.eval(env)? {
+                        done.0 += m.step(kernel, mv, &bound, env, 0..units)?;
                     }
                 }
-            }
+                Ok(())
+            })?;
         }
         Ok(done)
     })?;

@@ -62,6 +62,24 @@ pub struct Stats {
     pub vector_writes: u64,
 }
 
+/// Runs `thread` for every thread of a block of `kernel`, with `Var::Tx` and
+/// `Var::Ty` set.
+pub(crate) fn each_thread(
+    kernel: &Kernel,
+    env: &mut Env,
+    mut thread: impl FnMut(&mut Env) -> Result<(), SimError>,
+) -> Result<(), SimError> {
+    let g = &kernel.spec.geometry;
+    for ty in 0..g.block_rows {
+        for tx in 0..g.tile {
+            env.set(Var::Tx, i64::from(tx));
+            env.set(Var::Ty, i64::from(ty));
+            thread(env)?;
+        }
+    }
+    Ok(())
+}
+
 /// Runs `tile` for every tile of every batch item each block of `grid` walks,
 /// with the kernel's own loop condition checked against the launcher's
 /// `ntiles`; `tile` returns the destination units it wrote and the vectors it
