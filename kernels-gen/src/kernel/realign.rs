@@ -72,6 +72,9 @@ pub struct Realign {
     pub part: Guard,
     /// Its index.
     pub part_to: Expr,
+    /// How many of the write move's lets its guard reads (declared before it;
+    /// the rest inside it).
+    pub guard_lets: usize,
 }
 
 /// One `__byte_perm(r[a], r[b], sel)` into `r[out]` of the register transpose.
@@ -232,6 +235,7 @@ pub(crate) fn realign_moves(
         shift,
         part: rows_in(v(Var::K), v(Var::K)),
         part_to: e0 + pe - vec + v(Var::K),
+        guard_lets: 2, // `c` and `d`
     };
     (tile_lets, vec![store, write], realign)
 }

@@ -158,7 +158,7 @@ fn write(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move) -> fmt::Result {
     w.block(
         format_args!("for (unsigned j = 0; j < {}; ++j)", mv.iters),
         |w| {
-            let (lets, rest) = mv.lets.split_at(2.min(mv.lets.len()));
+            let (lets, rest) = mv.lets.split_at(r.guard_lets.min(mv.lets.len()));
             for l in lets {
                 decl(w, l)?;
             }
