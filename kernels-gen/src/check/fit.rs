@@ -432,6 +432,20 @@ fn small_refusal(shape: &Shape, quotients: Quotients) -> Option<Refusal> {
 /// Matrices below this many bytes go to the `small` kernel (see [`unsuited`]).
 pub const SMALL_SUITS_BYTES: u64 = 8 * 1024;
 
+/// Whether a `skew` tile also suits destinations whose rows start on 32-byte
+/// sectors: the 32 x 16-thread one of 12-byte elements (the planner's default),
+/// whose 71 rows of three words outran the 64-tile of 64 x 8 threads on every
+/// aligned shape measured (CuPy, CUDA events over rotating source copies, the
+/// kernels as emitted, one call per GPU, 2026-11-25; H200 / H100): 8192 x 8192
+/// 0.889 against 0.865 / 0.936 against 0.940, 4096 x 8192 0.894 against 0.857
+/// / 0.934 against 0.930, 16384 x 1024 0.874 against 0.830 / 0.927 against
+/// 0.911, 8 x 2048 x 2048 0.896 against 0.852 / 0.951 against 0.935, 3000 x
+/// 5000 0.823 against 0.793 / 0.915 against 0.880, 64 x 512 x 512 0.897
+/// against 0.844 / 0.972 against 0.938.
+pub fn skew_everywhere(g: &Geometry) -> bool {
+    g.form == Form::Skew && g.elem_bytes == 12 && g.tile == 32 && g.block_rows == 16
+}
+
 /// The planner's rule for the `realign` form: shapes no vec kernel takes
 /// ([`REALIGN_VEC`]; the runtime also runs it where a pointer keeps them off),
 /// both sides at least [`REALIGN_MIN_SIDE`].
@@ -486,7 +500,8 @@ fn small_unsuited(e: u64, shape: &Shape) -> Option<Refusal> {
 
 /// Why `shape` is not what this form is for, if it is not (the runtime's
 /// `transpose_first` skips kernels whose form does not suit a call): `skew`
-/// suits destinations whose rows (or matrices) do not start on 32-byte sectors,
+/// suits destinations whose rows (or matrices) do not start on 32-byte sectors
+/// (every destination, for the 12-byte one: [`skew_everywhere`]),
 /// the narrow forms the shapes they fit, `small` batches of matrices below
 /// [`SMALL_SUITS_BYTES`] (and of unaligned 1-byte ones), `realign` large
 /// matrices no vec kernel takes ([`realign_unsuited`]), `tile` every shape
@@ -519,6 +534,7 @@ pub fn kernel_unsuited(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opt
     // `n * e` modulo 32 without the product, which may not fit 64 bits.
     let aligned = |n: u64| ((n % 32) * e).is_multiple_of(32);
     let skew_not_needed = g.form == Form::Skew
+        && !skew_everywhere(g)
         && aligned(shape.dst_ld)
         && (shape.batch <= 1 || aligned(shape.dst_batch_stride))
         && outer_strides(shape).all(|(name, s)| !name.starts_with("dst") || aligned(s));

@@ -172,11 +172,12 @@ pub fn skew_spec(elem_bytes: u32) -> Result<TransposeSpec, SpecError> {
 /// proven conflict-free: small (batches of matrices below 8 KB whose destination is one dense run) and, for 1-
 /// and 2-byte elements, strip (at most 32 rows, the destination one run), both
 /// gathered without shared memory (`naive` whatever the strategy), and planar (at
-/// most 8 columns, transposed in registers); tall (at most
-/// 32 columns), wide (at most 32 rows), then skew (destination rows that do not
-/// start on 32-byte sectors). The last three pad, whatever the strategy: a flat
-/// chunk has no rows to swizzle, and the padded skew tile was measured faster than
-/// the swizzled one.
+/// most 8 columns, transposed in registers); tall (at most 32 columns), wide (at
+/// most 32 rows), realign (large 1-byte matrices no vec kernel takes), then skew
+/// (destination rows that do not start on 32-byte sectors; every destination for
+/// 12-byte elements). Tall, wide and skew pad, whatever the strategy: a flat
+/// chunk has no rows to swizzle, and the padded skew tile was measured faster
+/// than the swizzled one; realign swizzles.
 /// Each is listed before the square-tile kernels; the runtime runs one only on the
 /// shapes it suits.
 pub fn shape_kernels(spec: &TransposeSpec) -> Vec<Kernel> {
@@ -288,6 +289,27 @@ mod tests {
                 assert_eq!(emit(&k).contains(" stage["), want, "{e}-byte {s:?}");
             }
         }
+    }
+
+    #[test]
+    fn the_12_byte_skew_tile_suits_aligned_destinations_too() {
+        use crate::check::fit::{skew_everywhere, unsuited};
+        use crate::ir::shape::Shape;
+        let aligned = Shape::new(8192, 8192);
+        for e in [2, 4, 8, 12, 16] {
+            let g = skew_spec(e).expect("default skew spec").geometry;
+            assert_eq!(skew_everywhere(&g), e == 12, "{e}-byte");
+            assert_eq!(unsuited(&g, &aligned).is_none(), e == 12, "{e}-byte");
+            assert!(unsuited(&g, &Shape::new(8191, 8193)).is_none(), "{e}-byte");
+        }
+        // The 12-byte list runs it before the 64-tile on an aligned shape.
+        let k = Kernel::build(spec(32, 12, Strategy::Pad(None))).expect("builds");
+        let list = auto_kernels(&k);
+        let first = list
+            .iter()
+            .find(|x| unsuited(&x.spec().geometry, &aligned).is_none())
+            .expect("a kernel suits");
+        assert_eq!(first.spec().geometry.form, Form::Skew);
     }
 
     #[test]
