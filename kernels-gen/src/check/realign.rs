@@ -17,7 +17,7 @@ use crate::check::walk::{check_writes, each_thread, walk, Grid, SimError, Stats}
 use crate::ir::expr::{Env, Var};
 use crate::ir::shape::Shape;
 use crate::ir::tape::{GuardTape, Tape};
-use crate::kernel::realign::{network, network_regs, shift, Realign};
+use crate::kernel::realign::{network, network_regs, Realign};
 use crate::kernel::Kernel;
 
 /// `__byte_perm(x, y, s)`: byte `n` of the result is byte `(s >> 4n) & 7` of
@@ -163,7 +163,7 @@ fn read(kernel: &Kernel, r: &Realign, s: &mut State<'_>, env: &mut Env) -> Resul
     let t = |e| Tape::per_thread(e, env);
     let gt = |e| GuardTape::per_thread(e, env);
     let (row_in, fast, col_in, stored) = (gt(&r.inside), gt(&r.fast), gt(&r.col), gt(&mv.guard));
-    let (phase, elem, ts, to) = (t(&r.phase), t(&r.elem), t(&r.shift), t(&mv.to.index));
+    let (phase, elem, sh, to) = (t(&r.phase), t(&r.elem), t(&r.shift), t(&mv.to.index));
     let vecs = [t(&r.vecs[0]), t(&r.vecs[1])];
     let net = network(g.vec);
     let regs = network_regs(g.vec);
@@ -215,7 +215,7 @@ fn read(kernel: &Kernel, r: &Realign, s: &mut State<'_>, env: &mut Env) -> Resul
             if stored.eval(env)? {
                 for c in 0..cols {
                     env.set(Var::K, c as i64);
-                    let sh = shift(ts.eval(env)? as u32, g.elem_bytes);
+                    let sh = sh.eval(env)? as u32;
                     let i = s.shared_index(to.eval(env)?)?;
                     s.shared[i] = funnelshift_rc(prev[c], cur[c], sh);
                     s.fresh[i] = true;

@@ -2,7 +2,8 @@
 //! built once as expressions, and the two register steps of its data path that
 //! the emitter prints and the simulator runs: the byte permutations that
 //! transpose a block of rows into column words ([`network`]) and the funnel
-//! shift that realigns a column's words to its destination row ([`shift`]).
+//! shift that realigns a column's words to its destination row
+//! ([`Realign::shift`]).
 //!
 //! A tile is `tile * vec` source rows and columns (`vec = 4 / elem_bytes`
 //! elements to a word). Lane `l = tx & 7` of band `band = (tx >> 3) + 4 * ty`
@@ -66,6 +67,11 @@ pub struct Realign {
     /// Its element: `x + Var::K`.
     pub elem: Expr,
     /// `ts`: column `c0 + Var::K`'s destination row's position past a word.
+    pub dst_phase: Expr,
+    /// `sh`: the funnel shift (`__funnelshift_rc(prev, cur, sh)`) that makes
+    /// that column's word of its destination row: the last `ts` elements of
+    /// the block above, then the first of this one (`8 * (4 - ts *
+    /// elem_bytes)` bits).
     pub shift: Expr,
     /// Destination element `Var::K` of a word stored element by element lies in
     /// the matrix.
@@ -116,13 +122,6 @@ pub fn network(vec: u32) -> &'static [Perm] {
 /// Registers [`network`] uses: its inputs, temporaries and outputs.
 pub fn network_regs(vec: u32) -> usize {
     network(vec).iter().map(|p| p.out + 1).max().unwrap_or(0)
-}
-
-/// The funnel shift (`__funnelshift_rc(prev, cur, shift(..))`) that makes a
-/// column's word of the destination row whose position lies `ts` elements past
-/// a word: the last `ts` elements of the block above, then the first of this one.
-pub fn shift(ts: u32, elem_bytes: u32) -> u32 {
-    8 * (4 - ts * elem_bytes)
 }
 
 /// The tile lets, the two moves and the rest of a `realign` kernel.
@@ -176,11 +175,13 @@ pub(crate) fn realign_moves(
     let col = Guard(vec![Less(c0.clone() + v(Var::K), v(Var::Cols))]);
     let elem = at.clone() + v(Var::K);
     let dst_ld = v(Var::DstLd);
-    let shift = Expr::small(
+    let dst_phase = Expr::small(
         "ts",
         (batch.dst.clone() + (c0.clone() + v(Var::K)) * dst_ld.clone() + v(Var::DstOff))
             .and(vec - 1),
     );
+    let eb = i64::from(g.elem_bytes);
+    let shift = Expr::small("sh", (Expr::Lit(4) - dst_phase.clone() * eb) * 8);
     let store = Move {
         lets: vec![],
         guard: Guard(vec![Less(Expr::Lit(0), v(Var::J))]),
@@ -232,6 +233,7 @@ pub(crate) fn realign_moves(
         vecs: [first.clone(), first + cpl],
         col,
         elem,
+        dst_phase,
         shift,
         part: rows_in(v(Var::K), v(Var::K)),
         part_to: e0 + pe - vec + v(Var::K),

@@ -71,10 +71,11 @@ fn read(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move) -> fmt::Result {
                 w.block(format_args!("if ({})", mv.guard.c()), |w| {
                     writeln!(w, "#pragma unroll")?;
                     w.block(format_args!("for (unsigned k = 0; k < {cols}; ++k)"), |w| {
+                        decl(w, &r.dst_phase)?;
                         decl(w, &r.shift)?;
                         writeln!(
                             w,
-                            "{} = __funnelshift_rc(prev[k], cur[k], 8u * (4u - {} * {eb}u));",
+                            "{} = __funnelshift_rc(prev[k], cur[k], {});",
                             mv.to.c(),
                             r.shift.c()
                         )
