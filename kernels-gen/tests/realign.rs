@@ -6,10 +6,11 @@
 
 mod common;
 
-use bankfree_gen::check::fit::{refusal, unsuited};
+use bankfree_gen::check::fit::{kernel_suits_at, refusal, unsuited};
 use bankfree_gen::check::index32::proven;
 use bankfree_gen::check::sim::{self, Grid, Offsets};
 use bankfree_gen::ir::shape::{Axis, Outer};
+use bankfree_gen::kernel::geometry::Quotients;
 use bankfree_gen::{Form, Kernel, Model, Shape, Strategy, TransposeSpec};
 use common::noise;
 
@@ -134,6 +135,18 @@ fn the_planner_runs_realign_kernels_on_large_shapes_no_vec_kernel_takes() {
         };
         assert!(unsuited(&g, &pitched).is_none());
         assert!(unsuited(&g, &Shape::new(4097, 4095)).is_none());
+        // A pointer off the vec kernels' vector gives it their shapes too.
+        let aligned = Shape::new(8192, 4096);
+        let suits = |at| kernel_suits_at(&g, Quotients::Narrow, &aligned, at);
+        assert!(!suits((0, 0)) && !suits((4096, 256)));
+        assert!(suits((1, 0)) && suits((0, 2 * u64::from(e))));
+        // A short side stays the 64-tile's whatever the pointers.
+        assert!(!kernel_suits_at(
+            &g,
+            Quotients::Narrow,
+            &Shape::new(1000, 4096),
+            (1, 0)
+        ));
     }
     for strategy in [Strategy::Pad(None), Strategy::Rotate, Strategy::Naive] {
         let bad = TransposeSpec::new(32, 1, strategy).and_then(|s| s.with_form(Form::Realign));

@@ -5,10 +5,10 @@ use crate::error::{Error, Result, Unfit};
 use crate::ffi;
 use crate::kernel::KernelSource;
 use crate::tune;
-use bankfree_gen::check::fit::{kernel_refusal, kernel_unsuited, Refusal};
+use bankfree_gen::check::fit::{kernel_refusal, kernel_suits_at};
 use bankfree_gen::check::index32;
 use bankfree_gen::kernel::launch::launch;
-use bankfree_gen::{Form, Shape};
+use bankfree_gen::Shape;
 use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DeviceSlice, LaunchArgs, LaunchConfig,
     PushKernelArg,
@@ -125,20 +125,7 @@ where
         .collect();
     let suit: Vec<bool> = kernels
         .iter()
-        .map(
-            |k| match kernel_unsuited(k.geometry(), k.quotients(), shape) {
-                None => true,
-                // A skew kernel also suits a destination that starts inside a sector.
-                Some(_) if k.geometry().form == Form::Skew => !at.1.is_multiple_of(32),
-                // A realign kernel also suits the vec kernels' shapes where a
-                // pointer keeps them off (`vec` elements to a vector).
-                Some(Refusal::VecRuns { vec }) => {
-                    let bytes = u64::from(vec * k.geometry().elem_bytes);
-                    !at.0.is_multiple_of(bytes) || !at.1.is_multiple_of(bytes)
-                }
-                Some(_) => false,
-            },
-        )
+        .map(|k| kernel_suits_at(k.geometry(), k.quotients(), shape, at))
         .collect();
     let bytes = shape
         .batch

@@ -441,7 +441,8 @@ pub const SMALL_SUITS_BYTES: u64 = 8 * 1024;
 /// / 0.934 against 0.930, 16384 x 1024 0.874 against 0.830 / 0.927 against
 /// 0.911, 8 x 2048 x 2048 0.896 against 0.852 / 0.951 against 0.935, 3000 x
 /// 5000 0.823 against 0.793 / 0.915 against 0.880, 64 x 512 x 512 0.897
-/// against 0.844 / 0.972 against 0.938.
+/// against 0.844 / 0.972 against 0.938. (This layer cannot ask
+/// `select::choice::skew_spec(12)`; a test there keeps the two equal.)
 pub fn skew_everywhere(g: &Geometry) -> bool {
     g.form == Form::Skew && g.elem_bytes == 12 && g.tile == 32 && g.block_rows == 16
 }
@@ -508,6 +509,28 @@ fn small_unsuited(e: u64, shape: &Shape) -> Option<Refusal> {
 /// (but a 1-element tile above 32, matrices at least that wide and deep).
 pub fn unsuited(g: &Geometry, shape: &Shape) -> Option<Refusal> {
     kernel_unsuited(g, Quotients::Narrow, shape)
+}
+
+/// Whether a kernel suits a call over buffers at byte addresses `(src, dst)`:
+/// [`kernel_unsuited`] finds nothing, or the pointers undo what it found: a
+/// `skew` tile also suits a destination that starts inside a sector, and a
+/// `realign` kernel the vec kernels' shapes where a pointer keeps them off
+/// (not on a whole vector of [`REALIGN_VEC`] elements).
+pub fn kernel_suits_at(
+    g: &Geometry,
+    quotients: Quotients,
+    shape: &Shape,
+    (src, dst): (u64, u64),
+) -> bool {
+    match kernel_unsuited(g, quotients, shape) {
+        None => true,
+        Some(_) if g.form == Form::Skew => !dst.is_multiple_of(32),
+        Some(Refusal::VecRuns { vec }) => {
+            let bytes = u64::from(vec * g.elem_bytes);
+            !src.is_multiple_of(bytes) || !dst.is_multiple_of(bytes)
+        }
+        Some(_) => false,
+    }
 }
 
 /// [`unsuited`] for a kernel with the wider quotients `quotients` names.
