@@ -168,7 +168,20 @@ fn analyze_with(kernel: &Kernel, model: Model, shortcut: bool, first_conflict: b
     let envs = envs(kernel);
     let mut errors = Vec::new();
     let mut instructions = Vec::new();
-    'moves: for mv in &kernel.moves {
+    // A realign kernel's write reads a second word of each column.
+    let next: Vec<Move> = kernel
+        .realign()
+        .and_then(|r| {
+            let mut mv = kernel.moves.last()?.clone();
+            mv.from = Place {
+                mem: Mem::Shared,
+                index: r.next.clone(),
+            };
+            Some(mv)
+        })
+        .into_iter()
+        .collect();
+    'moves: for mv in kernel.moves.iter().chain(&next) {
         for (kind, place) in [("store", &mv.to), ("load", &mv.from)] {
             if place.mem == Mem::Shared {
                 let op = Op {

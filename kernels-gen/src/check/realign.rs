@@ -154,81 +154,73 @@ pub(crate) fn run(
     Ok(stats)
 }
 
-/// Every thread's blocks of rows: loaded, transposed, funnel-shifted into
-/// shared memory.
+/// Every thread's block of rows: loaded, transposed, its columns' words stored
+/// to shared memory.
 fn read(kernel: &Kernel, r: &Realign, s: &mut State<'_>, env: &mut Env) -> Result<(), SimError> {
     let g = &kernel.spec.geometry;
     let (vec, cols) = (g.vec as usize, g.realign_cols() as usize);
     let mv = &kernel.moves[0];
     let t = |e| Tape::per_thread(e, env);
     let gt = |e| GuardTape::per_thread(e, env);
-    let (row_in, fast, col_in, stored) = (gt(&r.inside), gt(&r.fast), gt(&r.col), gt(&mv.guard));
-    let (phase, elem, sh, to) = (t(&r.phase), t(&r.elem), t(&r.shift), t(&mv.to.index));
+    let (row_in, fast, col_in) = (gt(&r.inside), gt(&r.fast), gt(&r.col));
+    let (phase, elem, to) = (t(&r.phase), t(&r.elem), t(&mv.to.index));
     let vecs = [t(&r.vecs[0]), t(&r.vecs[1])];
     let net = network(g.vec);
     let regs = network_regs(g.vec);
     each_thread(kernel, env, |env| {
-        let mut prev = vec![0u32; cols];
-        for j in 0..mv.iters {
-            env.set(Var::J, i64::from(j));
-            let mut rw = vec![[0u32; 4]; vec];
-            for (k, words) in rw.iter_mut().enumerate() {
-                env.set(Var::Row, k as i64);
-                if !row_in.eval(env)? {
-                    continue;
-                }
-                if fast.eval(env)? {
-                    let v0 = s.vector(vecs[0].eval(env)?)?;
-                    let v1 = s.vector(vecs[1].eval(env)?)?;
-                    let wv = [v0, v1].concat();
-                    let sb = phase.eval(env)? as u32 * g.elem_bytes;
-                    let z: Vec<u32> = (0..6)
-                        .map(|i| wv[if sb & 8 != 0 { i + 2 } else { i }])
-                        .collect();
-                    let y: Vec<u32> = (0..5)
-                        .map(|i| z[if sb & 4 != 0 { i + 1 } else { i }])
-                        .collect();
-                    for (i, w) in words.iter_mut().enumerate() {
-                        *w = funnelshift_r(y[i], y[i + 1], 8 * (sb & 3));
-                    }
-                } else {
-                    for c in 0..cols {
-                        env.set(Var::K, c as i64);
-                        if col_in.eval(env)? {
-                            let e = s.element(elem.eval(env)?)?;
-                            words[c / vec] |= e << (8 * g.elem_bytes as usize * (c % vec));
-                        }
-                    }
-                }
+        env.set(Var::J, 0);
+        let mut rw = vec![[0u32; 4]; vec];
+        for (k, words) in rw.iter_mut().enumerate() {
+            env.set(Var::Row, k as i64);
+            if !row_in.eval(env)? {
+                continue;
             }
-            let mut cur = vec![0u32; cols];
-            for i in 0..4 {
-                let mut p = vec![0u32; regs];
-                for (row, words) in rw.iter().enumerate() {
-                    p[row] = words[i];
+            if fast.eval(env)? {
+                let v0 = s.vector(vecs[0].eval(env)?)?;
+                let v1 = s.vector(vecs[1].eval(env)?)?;
+                let wv = [v0, v1].concat();
+                let sb = phase.eval(env)? as u32 * g.elem_bytes;
+                let z: Vec<u32> = (0..6)
+                    .map(|i| wv[if sb & 8 != 0 { i + 2 } else { i }])
+                    .collect();
+                let y: Vec<u32> = (0..5)
+                    .map(|i| z[if sb & 4 != 0 { i + 1 } else { i }])
+                    .collect();
+                for (i, w) in words.iter_mut().enumerate() {
+                    *w = funnelshift_r(y[i], y[i + 1], 8 * (sb & 3));
                 }
-                for step in net {
-                    p[step.out] = byte_perm(p[step.a], p[step.b], step.sel);
-                }
-                cur[i * vec..(i + 1) * vec].copy_from_slice(&p[regs - vec..]);
-            }
-            if stored.eval(env)? {
+            } else {
                 for c in 0..cols {
                     env.set(Var::K, c as i64);
-                    let sh = sh.eval(env)? as u32;
-                    let i = s.shared_index(to.eval(env)?)?;
-                    s.shared[i] = funnelshift_rc(prev[c], cur[c], sh);
-                    s.fresh[i] = true;
+                    if col_in.eval(env)? {
+                        let e = s.element(elem.eval(env)?)?;
+                        words[c / vec] |= e << (8 * g.elem_bytes as usize * (c % vec));
+                    }
                 }
             }
-            prev = cur;
+        }
+        for i in 0..4 {
+            let mut p = vec![0u32; regs];
+            for (row, words) in rw.iter().enumerate() {
+                p[row] = words[i];
+            }
+            for step in net {
+                p[step.out] = byte_perm(p[step.a], p[step.b], step.sel);
+            }
+            for m in 0..vec {
+                env.set(Var::K, (i * vec + m) as i64);
+                let at = s.shared_index(to.eval(env)?)?;
+                s.shared[at] = p[regs - vec + m];
+                s.fresh[at] = true;
+            }
         }
         Ok(())
     })
 }
 
-/// Every warp's destination rows: whole words where they lie in the matrix,
-/// else element by element.
+/// Every warp's destination rows: each lane's word funnel-shifted from two of
+/// its column's words, stored whole where it lies in the matrix, else element
+/// by element.
 fn write(
     kernel: &Kernel,
     r: &Realign,
@@ -245,8 +237,12 @@ fn write(
         GuardTape::per_thread(&mv.guard, env),
         GuardTape::per_thread(&r.part, env),
     );
-    let (from, to, part_to) = (
+    let (from, next, sh) = (
         Tape::per_thread(&mv.from.index, env),
+        Tape::per_thread(&r.next, env),
+        Tape::per_thread(&r.shift, env),
+    );
+    let (to, part_to) = (
         Tape::per_thread(&mv.to.index, env),
         Tape::per_thread(&r.part_to, env),
     );
@@ -258,16 +254,20 @@ fn write(
             if !guard.eval(env)? {
                 continue;
             }
-            let i = s.shared_index(from.eval(env)?)?;
-            if !s.fresh[i] {
-                let (bx, by) = s.block;
-                return Err(SimError::StaleShared {
-                    bx,
-                    by,
-                    index: i as i64,
-                });
+            let mut words = [0u32; 2];
+            for (word, at) in words.iter_mut().zip([&from, &next]) {
+                let i = s.shared_index(at.eval(env)?)?;
+                if !s.fresh[i] {
+                    let (bx, by) = s.block;
+                    return Err(SimError::StaleShared {
+                        bx,
+                        by,
+                        index: i as i64,
+                    });
+                }
+                *word = s.shared[i];
             }
-            let v = s.shared[i];
+            let v = funnelshift_rc(words[0], words[1], sh.eval(env)? as u32);
             if full.as_ref().map_or(Ok(false), |f| f.eval(env))? {
                 let at = to.eval(env)?;
                 if (at + s.dst_off).rem_euclid(vec as i64) != 0 {

@@ -44,11 +44,12 @@
 //!   32-bit word. A lane reads 16 bytes of a source row as the two aligned 16-byte
 //!   vectors around them, realigned in registers (rows whose vectors leave the
 //!   matrix are read element by element), transposes each block of `vec` rows into
-//!   words of one column, and funnel-shifts consecutive blocks so that every word
-//!   it stores to shared memory is the word of the destination row it will be
-//!   stored to: each destination row's window starts `(row address % 4) /
-//!   elem_bytes` elements early, so a warp writes whole aligned words whatever the
-//!   pointer and pitch (the tile covers `rows + vec - 1` positions).
+//!   words of one column and stores them to shared memory; the tile also holds the
+//!   32-byte sector of rows above it. Each destination row's window starts on a
+//!   sector (up to `32 / elem_bytes - 1` positions before the tile), and the warp
+//!   that writes it funnel-shifts neighbouring words into the destination's word
+//!   boundaries: every warp store covers whole aligned sectors, whatever the
+//!   pitches and pointers.
 //! * [`Form::Copy`]: no transpose: a permute's strided copy of blocks that are
 //!   contiguous on both sides (a shape whose `copy` is set: destination element
 //!   `(b, r, c)` at `b * dst_batch_stride + r * dst_ld + c`). A block moves a
@@ -313,6 +314,20 @@ pub fn default_block_rows(tile: u32) -> u32 {
     tile.min(8)
 }
 
+/// Words per column of a `realign` kernel's shared tile: its 40 blocks (the
+/// sector above the tile and the tile's 32), in a row of 64 so that the swizzle's
+/// key (bits 2 to 4) keeps every word inside it.
+pub const REALIGN_PITCH: u32 = 64;
+
+/// Thread rows of a `realign` kernel: 4 bands of 8 lanes per warp, one band for
+/// each of the tile's 32 blocks of rows and the [`REALIGN_ABOVE`] above it.
+pub const REALIGN_BLOCK_ROWS: u32 = 10;
+
+/// Blocks of `vec` rows above a `realign` tile that its shared tile also holds:
+/// one 32-byte sector of rows, so that every destination window can start on a
+/// sector.
+pub const REALIGN_ABOVE: u32 = 8;
+
 /// The `block_rows` values valid for a tile.
 pub fn allowed_block_rows(tile: u32) -> Vec<u32> {
     (1..=tile)
@@ -402,14 +417,6 @@ impl Geometry {
     /// vector's elements (16 / elem_bytes).
     pub fn realign_cols(&self) -> u32 {
         16 / self.elem_bytes.max(1)
-    }
-
-    /// Blocks of `vec` source rows each lane of a `realign` kernel transposes
-    /// and stores per tile: the tile's `tile` words of each column over its
-    /// `4 * block_rows` bands of lanes (a band is the 8 lanes that read one
-    /// row's 128 bytes).
-    pub fn realign_blocks(&self) -> u32 {
-        self.tile / (4 * self.block_rows)
     }
 
     /// Vectors a `copy` kernel's block moves per chunk (blocks of `vec` rows, for a
@@ -580,6 +587,8 @@ impl Geometry {
                 e + e / u64::from(self.bank_row_units()) * u64::from(n)
             }
             (Form::Tall | Form::Wide, _) => u64::from(self.chunk_elems()),
+            // Every column's blocks, in rows of 64 words.
+            (Form::Realign, _) => u64::from(self.tile_elems()) * u64::from(REALIGN_PITCH),
             (_, l) => u64::from(self.shared_rows()) * u64::from(l.row_stride(self.tile)),
         }
     }

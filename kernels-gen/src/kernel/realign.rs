@@ -6,41 +6,48 @@
 //! ([`Realign::shift`]).
 //!
 //! A tile is `tile * vec` source rows and columns (`vec = 4 / elem_bytes`
-//! elements to a word). Lane `l = tx & 7` of band `band = (tx >> 3) + 4 * ty`
-//! reads columns `c0 .. c0 + 16 / elem_bytes` of the rows of its blocks: block
-//! `w` of the tile is source rows `vec * (w - 1) ..` of it (block 0 lies above
-//! the tile). Column `c` of block `w`, funnel-shifted with the same column of
-//! block `w - 1` by the destination row's phase `ts`, is word `w - 1` of that
-//! column's window in shared memory: destination positions `vec * (w - 1) - ts ..`
-//! of the tile. The warp that then writes destination row `c` stores word `tx`
-//! of it, whole where it lies inside the matrix.
+//! elements to a word), and its shared tile also holds the sector of source rows
+//! above it (`sector = 32 / elem_bytes` rows, [`REALIGN_ABOVE`] blocks of
+//! `vec`). Lane `l = tx & 7` of band `band = (tx >> 3) + 4 * ty` (40 bands of 8
+//! lanes, 32 x 10 threads) reads columns `c0 .. c0 + 16 / elem_bytes` of the
+//! `vec` rows of block `band`: source rows `vec * band - sector ..` of the tile.
+//! It loads every row's two aligned 16-byte vectors before it uses any, realigns
+//! them, transposes the block into its columns' words and stores them as they
+//! are: word `band` of each column in shared memory.
+//!
+//! The warp that then writes destination row `c` of the tile starts its window
+//! on a 32-byte sector of that row: `ts` positions before the tile's first
+//! position (`ts` < `sector`). Lane `tx` funnel-shifts words `b1` and `b1 + 1` of
+//! the column (`b1 = tx + 7 - ts / vec`) by `ts % vec` elements into the word it
+//! stores, so that each warp stores whole sectors and no sector is left half
+//! written for another tile to finish.
 //!
 //! ```
 //! use bankfree_gen::{emit, Kernel, TransposeSpec};
 //! let k = Kernel::build(TransposeSpec::realign(2)?)?;
 //! assert!(k.verdict().conflict_free);
-//! assert!(emit(&k).contains("__funnelshift_rc(prev[k], cur[k]"));
+//! assert!(emit(&k).contains("__funnelshift_rc(tile["));
 //! # Ok::<(), bankfree_gen::SpecError>(())
 //! ```
 
 use crate::ir::expr::{Expr, Guard, Less, Var};
 use crate::kernel::batch::BatchBase;
-use crate::kernel::geometry::Geometry;
+use crate::kernel::geometry::{Geometry, REALIGN_ABOVE, REALIGN_PITCH};
 use crate::kernel::layout::{Layout, Swizzle};
 use crate::kernel::moves::{Mem, Move, Pack, Place};
 use crate::kernel::tiling::Tiling;
 
 /// The swizzle of a `realign` kernel's shared tile: word `w` of column `c` at
-/// `c * 32 + (w ^ (((c / cols_per_lane) & 7) << 2))`. A warp's stores of one
+/// `c * 64 + (w ^ (((c / cols_per_lane) & 7) << 2))`. A warp's stores of one
 /// column index hold the 8 lanes of a band (`c / cols_per_lane` = `l`) and its
 /// 4 bands (`w` = `band`, bits 0 and 1 within the warp): the key moves each
-/// lane's word to bits 2 to 4, so the 32 stores hit 32 banks. Its loads read
-/// one column's 32 words, which the key only permutes.
+/// lane's word to bits 2 to 4, so the 32 stores hit 32 banks. Its loads read 32
+/// consecutive words of one column, which the key only permutes.
 pub(crate) fn realign_swizzle(g: &Geometry) -> Swizzle {
     Swizzle {
         b: 3,
         m: 2,
-        s: 3 + g.realign_cols().trailing_zeros(),
+        s: 4 + g.realign_cols().trailing_zeros(),
     }
 }
 
@@ -66,13 +73,15 @@ pub struct Realign {
     pub col: Guard,
     /// Its element: `x + Var::K`.
     pub elem: Expr,
-    /// `ts`: column `c0 + Var::K`'s destination row's position past a word.
+    /// `ts`: the written destination row's tile window start past a sector.
     pub dst_phase: Expr,
-    /// `sh`: the funnel shift (`__funnelshift_rc(prev, cur, sh)`) that makes
-    /// that column's word of its destination row: the last `ts` elements of
-    /// the block above, then the first of this one (`8 * (4 - ts *
-    /// elem_bytes)` bits).
+    /// `sh`: the funnel shift (`__funnelshift_rc(tile[b1], tile[b1 + 1], sh)`)
+    /// that makes the lane's word of that row: the last `ts % vec` elements of
+    /// word `b1`, then the first of word `b1 + 1` (`8 * elem_bytes * (vec - ts %
+    /// vec)` bits; all of word `b1 + 1` where `ts % vec = 0`).
     pub shift: Expr,
+    /// The shared index of word `b1 + 1` (the write move's `from` is word `b1`).
+    pub next: Expr,
     /// Destination element `Var::K` of a word stored element by element lies in
     /// the matrix.
     pub part: Guard,
@@ -135,38 +144,35 @@ pub(crate) fn realign_moves(
     let vec = i64::from(g.vec);
     let cpl = i64::from(g.realign_cols());
     let side = i64::from(g.tile_elems());
+    let sector = vec * i64::from(REALIGN_ABOVE);
     let tile_r = Expr::named("tile_r", v(Var::Tile) / t.tiles_x.clone());
     let tile_c = Expr::named("tile_c", v(Var::Tile) % t.tiles_x.clone());
     let tile_lets = vec![tile_r.clone(), tile_c.clone()];
     let l = Expr::small("l", v(Var::Tx).and(7));
     let band = Expr::small("band", (v(Var::Tx) >> 3) + v(Var::Ty) * 4);
     let c0 = Expr::named("c0", tile_c.clone() * side + l.clone() * cpl);
-    let blocks = i64::from(g.realign_blocks());
-    let word = band.clone() * blocks + v(Var::J);
-    let shared = |c: Expr, w: Expr| Place {
-        mem: Mem::Shared,
-        index: layout.shared_index(g.tile, c, w),
-    };
+    let shared = |c: Expr, w: Expr| layout.shared_index(REALIGN_PITCH, c, w);
 
-    // The read side: row `Var::Row` of block `Var::J` (block 0 is the one above
-    // the tile), counted `vec` rows down so that no value is negative.
+    // The read side: row `Var::Row` of block `band` (the first `REALIGN_ABOVE`
+    // blocks lie above the tile), counted a sector of rows down so that no value
+    // is negative.
     let row = Expr::named(
         "rp",
-        tile_r.clone() * side + word.clone() * vec + v(Var::Row),
+        tile_r.clone() * side + band.clone() * vec + v(Var::Row),
     );
     let inside = Guard(vec![
-        Less(Expr::Lit(vec - 1), row.clone()),
-        Less(row.clone(), v(Var::Rows) + vec),
+        Less(Expr::Lit(sector - 1), row.clone()),
+        Less(row.clone(), v(Var::Rows) + sector),
     ]);
     let ld = v(Var::SrcLd);
-    let shifted = batch.src.clone() + row.clone() * ld.clone() + c0.clone(); // x + vec rows
-    let at = Expr::named("x", shifted.clone() - ld.clone() * vec);
+    let shifted = batch.src.clone() + row.clone() * ld.clone() + c0.clone(); // x + sector rows
+    let at = Expr::named("x", shifted.clone() - ld.clone() * sector);
     let phase = Expr::small("ph", (at.clone() + v(Var::SrcOff)).and(cpl - 1));
     // x - ph >= the matrix's first element, and x - ph + 2 vectors <= its end.
-    let end = batch.src.clone() + (v(Var::Rows) + (vec - 1)) * ld.clone() + v(Var::Cols);
+    let end = batch.src.clone() + (v(Var::Rows) + (sector - 1)) * ld.clone() + v(Var::Cols);
     let fast = Guard(vec![
         Less(
-            batch.src.clone() + ld * vec + phase.clone(),
+            batch.src.clone() + ld * sector + phase.clone(),
             shifted.clone() + 1,
         ),
         Less(shifted + 2 * cpl, end + phase.clone() + 1),
@@ -174,50 +180,73 @@ pub(crate) fn realign_moves(
     let first = at.clone() - phase.clone();
     let col = Guard(vec![Less(c0.clone() + v(Var::K), v(Var::Cols))]);
     let elem = at.clone() + v(Var::K);
-    let dst_ld = v(Var::DstLd);
-    let dst_phase = Expr::small(
-        "ts",
-        (batch.dst.clone() + (c0.clone() + v(Var::K)) * dst_ld.clone() + v(Var::DstOff))
-            .and(vec - 1),
-    );
-    let eb = i64::from(g.elem_bytes);
-    let shift = Expr::small("sh", (Expr::Lit(4) - dst_phase.clone() * eb) * 8);
     let store = Move {
         lets: vec![],
-        guard: Guard(vec![Less(Expr::Lit(0), v(Var::J))]),
+        guard: Guard(vec![]),
         from: Place {
             mem: Mem::Src,
             index: first.clone(),
         },
-        to: shared(l.clone() * cpl + v(Var::K), word - 1),
+        to: Place {
+            mem: Mem::Shared,
+            index: shared(l.clone() * cpl + v(Var::K), band.clone()),
+        },
         transpose: true,
-        iters: g.realign_blocks() + 1,
+        iters: 1,
         pack: None,
     };
 
-    // The write side: warp `ty` writes destination rows `ty + 8 j` of the tile,
-    // lane `tx` word `tx` of the row's window (positions `pe - vec ..`).
-    let c = Expr::small("c", v(Var::Ty) + v(Var::J) * i64::from(g.block_rows));
+    // The write side: warp `ty` writes destination rows `ty + block_rows * j` of
+    // the tile, lane `tx` word `tx` of the row's window (positions `pe - sector
+    // ..`, the window starting `ts` positions before the tile on a sector).
+    let rows_per = i64::from(g.block_rows);
+    let c = Expr::small("c", v(Var::Ty) + v(Var::J) * rows_per);
     let d = Expr::named("d", tile_c * side + c.clone());
+    let dst_ld = v(Var::DstLd);
     let e0 = Expr::named("e0", batch.dst.clone() + d.clone() * dst_ld);
-    let te = Expr::small("te", (e0.clone() + v(Var::DstOff)).and(vec - 1));
-    let pe = Expr::named("pe", tile_r * side + (v(Var::Tx) + 1) * vec - te.clone());
+    let ts = Expr::small(
+        "ts",
+        (e0.clone() + v(Var::DstOff) + tile_r.clone() * side).and(sector - 1),
+    );
+    let b1 = Expr::small(
+        "b1",
+        v(Var::Tx) + i64::from(REALIGN_ABOVE - 1)
+            - (ts.clone() >> i64::from(g.vec.trailing_zeros())),
+    );
+    let eb = i64::from(g.elem_bytes);
+    let shift = Expr::small("sh", (Expr::Lit(vec) - ts.clone().and(vec - 1)) * (8 * eb));
+    let pe = Expr::named("pe", tile_r * side + sector - ts.clone() + v(Var::Tx) * vec);
     let rows_in = |first: Expr, last: Expr| {
         Guard(vec![
-            Less(Expr::Lit(vec - 1), pe.clone() + first),
-            Less(pe.clone() + last, v(Var::Rows) + vec),
+            Less(Expr::Lit(sector - 1), pe.clone() + first),
+            Less(pe.clone() + last, v(Var::Rows) + sector),
         ])
     };
+    let mut guard = vec![Less(d.clone(), v(Var::Cols))];
+    if side % rows_per != 0 {
+        guard.insert(0, Less(c.clone(), Expr::Lit(side)));
+    }
     let write = Move {
-        lets: vec![c.clone(), d.clone(), e0.clone(), te, pe.clone()],
-        guard: Guard(vec![Less(d, v(Var::Cols))]),
-        from: shared(c, v(Var::Tx)),
+        lets: vec![
+            c.clone(),
+            d,
+            e0.clone(),
+            ts.clone(),
+            b1.clone(),
+            shift.clone(),
+            pe.clone(),
+        ],
+        guard: Guard(guard),
+        from: Place {
+            mem: Mem::Shared,
+            index: shared(c.clone(), b1.clone()),
+        },
         to: Place {
             mem: Mem::Dst,
-            index: e0.clone() + pe.clone() - vec,
+            index: e0.clone() + pe.clone() - sector,
         },
         transpose: false,
-        iters: g.tile_elems() / g.block_rows,
+        iters: g.tile_elems().div_ceil(g.block_rows),
         pack: Some(Pack {
             full: rows_in(Expr::Lit(0), Expr::Lit(vec - 1)),
             load: false,
@@ -233,10 +262,11 @@ pub(crate) fn realign_moves(
         vecs: [first.clone(), first + cpl],
         col,
         elem,
-        dst_phase,
+        dst_phase: ts,
         shift,
+        next: shared(c, b1 + 1),
         part: rows_in(v(Var::K), v(Var::K)),
-        part_to: e0 + pe - vec + v(Var::K),
+        part_to: e0 + pe - sector + v(Var::K),
         guard_lets: 2, // `c` and `d`
     };
     (tile_lets, vec![store, write], realign)

@@ -11,7 +11,7 @@
 
 use crate::kernel::geometry::{
     allowed_block_rows, allowed_vecs, default_block_rows, small_vec, unit_of, Form, Geometry,
-    ELEM_SIZES, FORMS, TILES, VECS,
+    ELEM_SIZES, FORMS, REALIGN_BLOCK_ROWS, TILES, VECS,
 };
 use crate::kernel::layout::MAX_PAD;
 use serde::Serialize;
@@ -232,13 +232,13 @@ impl TransposeSpec {
         Ok(spec)
     }
 
-    /// The `realign` kernel for 1- or 2-byte elements (32 x 8 threads, `vec = 4 /
+    /// The `realign` kernel for 1- or 2-byte elements (32 x 10 threads, `vec = 4 /
     /// elem_bytes` elements to a word, its shared tile swizzled), validated.
     ///
     /// ```
     /// use bankfree_gen::{Kernel, TransposeSpec};
     /// let k = Kernel::build(TransposeSpec::realign(1)?)?;
-    /// assert_eq!(k.entry_name(), "bankfree_transpose_t32_r8_e1_v4_xor327_realign");
+    /// assert_eq!(k.entry_name(), "bankfree_transpose_t32_r10_e1_v4_xor328_realign");
     /// assert!(k.verdict().conflict_free);
     /// assert!(TransposeSpec::realign(4).is_err());
     /// # Ok::<(), bankfree_gen::SpecError>(())
@@ -264,6 +264,9 @@ impl TransposeSpec {
             }
             if form == Form::Realign && g.vec == 1 && g.elem_bytes < 4 {
                 g.vec = 4 / g.elem_bytes;
+            }
+            if form == Form::Realign && g.block_rows == 8 {
+                g.block_rows = REALIGN_BLOCK_ROWS;
             }
             g.form = form;
         })
@@ -291,6 +294,9 @@ impl TransposeSpec {
         if !TILES.contains(&g.tile) {
             return Err(SpecError::Tile { value: g.tile });
         }
+        if g.form == Form::Realign {
+            return self.validate_realign();
+        }
         let allowed = allowed_block_rows(g.tile);
         if !allowed.contains(&g.block_rows) {
             let list: Vec<String> = allowed.iter().map(u32::to_string).collect();
@@ -313,9 +319,6 @@ impl TransposeSpec {
         }
         if g.form == Form::Planar {
             return self.validate_planar();
-        }
-        if g.form == Form::Realign {
-            return self.validate_realign();
         }
         if g.vec != 1 {
             let bad = |why: &str| SpecError::Vec {
@@ -428,8 +431,9 @@ impl TransposeSpec {
     }
 
     /// A `realign` kernel moves 1- or 2-byte elements as 32-bit words (`vec = 4 /
-    /// elem_bytes`) in a 32-word tile with 32 x 8 threads (a band of 8 lanes per
-    /// source row, one block of rows per band), through shared memory.
+    /// elem_bytes`) in a 32-word tile with 32 x 10 threads (a band of 8 lanes per
+    /// source row, one block of rows per band: the tile's 32 and the 8 of the
+    /// sector above it), through shared memory.
     fn validate_realign(&self) -> Result<(), SpecError> {
         let g = &self.geometry;
         let bad = |why: String| {
@@ -455,9 +459,10 @@ impl TransposeSpec {
                 ),
             });
         }
-        if (g.tile, g.block_rows) != (32, 8) {
+        if (g.tile, g.block_rows) != (32, REALIGN_BLOCK_ROWS) {
             return bad(format!(
-                "a realign kernel runs 32 x 8 threads (tile = 32, block_rows = 8), not {} x {}",
+                "a realign kernel runs 32 x {REALIGN_BLOCK_ROWS} threads (tile = 32, block_rows = \
+                 {REALIGN_BLOCK_ROWS}: a band of 8 lanes for each of its 40 blocks of rows), not {} x {}",
                 g.tile, g.block_rows
             ));
         }

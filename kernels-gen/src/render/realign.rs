@@ -1,8 +1,9 @@
 //! A `realign` kernel's two moves as CUDA C ([`crate::kernel::realign`]): the
-//! read of each lane's blocks of rows (aligned 16-byte vectors realigned by
-//! selects and funnel shifts, or elements at the matrix's first and last bytes),
-//! their register transpose ([`network`]) and the funnel-shifted stores to
-//! shared memory; then each warp's whole-word stores of its destination rows.
+//! read of each lane's block of rows (every row's aligned 16-byte vectors loaded
+//! first, then realigned by selects and funnel shifts; elements at the matrix's
+//! first and last bytes), its register transpose ([`network`]) and the stores of
+//! its columns' words to shared memory; then each warp's funnel-shifted,
+//! whole-word stores of its destination rows.
 //! Every index is the kernel's expression; this module writes the data path.
 
 use crate::ir::expr::{Expr, Var};
@@ -29,61 +30,66 @@ fn decl(w: &mut CWriter, e: &Expr) -> fmt::Result {
 fn read(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move) -> fmt::Result {
     let g = &k.spec.geometry;
     let (vec, cols, eb) = (g.vec, g.realign_cols(), g.elem_bytes);
+    let rows = Var::Row.c_name();
     w.scope(|w| {
         for l in &r.lane {
             decl(w, l)?;
         }
-        writeln!(w, "unsigned prev[{cols}], cur[{cols}];")?;
+        // Every row's vectors are loaded before any is used.
+        writeln!(w, "unsigned rw[{vec}][4];")?;
+        writeln!(w, "uint4 va[{vec}], vb[{vec}];")?;
+        writeln!(w, "bool in_row[{vec}], in_vec[{vec}];")?;
         writeln!(w, "#pragma unroll")?;
         w.block(
-            format_args!("for (unsigned j = 0; j < {}; ++j)", mv.iters),
+            format_args!("for (unsigned {rows} = 0; {rows} < {vec}; ++{rows})"),
             |w| {
-                writeln!(w, "unsigned rw[{vec}][4];")?;
-                writeln!(w, "#pragma unroll")?;
-                let rows = Var::Row.c_name();
-                w.block(
-                    format_args!("for (unsigned {rows} = 0; {rows} < {vec}; ++{rows})"),
-                    |w| {
-                        writeln!(w, "rw[{rows}][0] = rw[{rows}][1] = rw[{rows}][2] = rw[{rows}][3] = 0u;")?;
-                        decl(w, &r.row)?;
-                        w.block(format_args!("if ({})", r.inside.c()), |w| {
-                            decl(w, &r.at)?;
-                            decl(w, &r.phase)?;
-                            w.block(format_args!("if ({})", r.fast.c()), |w| {
-                                vectors(w, r, eb)
-                            })?;
-                            w.block(format_args!("else"), |w| {
-                                writeln!(w, "#pragma unroll")?;
-                                w.block(format_args!("for (unsigned k = 0; k < {cols}; ++k)"), |w| {
-                                    writeln!(
-                                        w,
-                                        "if ({}) rw[{rows}][k / {vec}] |= (unsigned)src[{}] << ({} * (k % {vec}));",
-                                        r.col.c(),
-                                        r.elem.c(),
-                                        8 * eb
-                                    )
-                                })
-                            })
-                        })
-                    },
-                )?;
-                transpose(w, vec)?;
-                w.block(format_args!("if ({})", mv.guard.c()), |w| {
-                    writeln!(w, "#pragma unroll")?;
-                    w.block(format_args!("for (unsigned k = 0; k < {cols}; ++k)"), |w| {
-                        decl(w, &r.dst_phase)?;
-                        decl(w, &r.shift)?;
+                decl(w, &r.row)?;
+                decl(w, &r.at)?;
+                decl(w, &r.phase)?;
+                writeln!(w, "in_row[{rows}] = {};", r.inside.c())?;
+                writeln!(w, "in_vec[{rows}] = in_row[{rows}] && {};", r.fast.c())?;
+                w.block(format_args!("if (in_vec[{rows}])"), |w| {
+                    for (name, v) in ["va", "vb"].iter().zip(&r.vecs) {
                         writeln!(
                             w,
-                            "{} = __funnelshift_rc(prev[k], cur[k], {});",
-                            mv.to.c(),
-                            r.shift.c()
+                            "{name}[{rows}] = *reinterpret_cast<const uint4*>(&src[{}]);",
+                            v.c()
+                        )?;
+                    }
+                    Ok(())
+                })
+            },
+        )?;
+        writeln!(w, "#pragma unroll")?;
+        w.block(
+            format_args!("for (unsigned {rows} = 0; {rows} < {vec}; ++{rows})"),
+            |w| {
+                writeln!(w, "rw[{rows}][0] = rw[{rows}][1] = rw[{rows}][2] = rw[{rows}][3] = 0u;")?;
+                decl(w, &r.row)?;
+                decl(w, &r.at)?;
+                decl(w, &r.phase)?;
+                w.block(format_args!("if (in_vec[{rows}])"), |w| vectors(w, r, eb))?;
+                w.block(format_args!("else if (in_row[{rows}])"), |w| {
+                    writeln!(w, "#pragma unroll")?;
+                    w.block(format_args!("for (unsigned k = 0; k < {cols}; ++k)"), |w| {
+                        writeln!(
+                            w,
+                            "if ({}) rw[{rows}][k / {vec}] |= (unsigned)src[{}] << ({} * (k % {vec}));",
+                            r.col.c(),
+                            r.elem.c(),
+                            8 * eb
                         )
                     })
-                })?;
-                writeln!(w, "#pragma unroll")?;
-                writeln!(w, "for (unsigned k = 0; k < {cols}; ++k) prev[k] = cur[k];")
+                })
             },
+        )?;
+        writeln!(w, "unsigned cur[{cols}];")?;
+        transpose(w, vec)?;
+        writeln!(w, "#pragma unroll")?;
+        writeln!(
+            w,
+            "for (unsigned k = 0; k < {cols}; ++k) {} = cur[k];",
+            mv.to.c()
         )
     })
 }
@@ -92,16 +98,9 @@ fn read(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move) -> fmt::Result {
 /// phase's 8- and 4-byte bits, then funnel-shift by its last 2 bits.
 fn vectors(w: &mut CWriter, r: &Realign, eb: u32) -> fmt::Result {
     let rows = Var::Row.c_name();
-    for (i, v) in r.vecs.iter().enumerate() {
-        writeln!(
-            w,
-            "const uint4 v{i} = *reinterpret_cast<const uint4*>(&src[{}]);",
-            v.c()
-        )?;
-    }
     writeln!(
         w,
-        "const unsigned wv[8] = {{v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w}};"
+        "const unsigned wv[8] = {{va[{rows}].x, va[{rows}].y, va[{rows}].z, va[{rows}].w, vb[{rows}].x, vb[{rows}].y, vb[{rows}].z, vb[{rows}].w}};"
     )?;
     writeln!(w, "const unsigned sb = {} * {eb}u;", r.phase.c())?;
     writeln!(w, "unsigned z[6], y[5];")?;
@@ -167,7 +166,13 @@ fn write(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move) -> fmt::Result {
                 for l in rest {
                     decl(w, l)?;
                 }
-                writeln!(w, "const unsigned v = {};", mv.from.c())?;
+                writeln!(
+                    w,
+                    "const unsigned v = __funnelshift_rc({}, tile[{}], {});",
+                    mv.from.c(),
+                    r.next.c(),
+                    r.shift.c()
+                )?;
                 w.block(format_args!("if ({full})"), |w| {
                     writeln!(
                         w,
