@@ -4,7 +4,8 @@
 //! `__funnelshift_rc`, over the same [`network`] the emitter prints).
 //!
 //! Besides what [`crate::check::sim`] checks of every kernel, it fails on a
-//! 16-byte load or a word store that is not aligned for the pointers' phases.
+//! 16-byte load or a word store that is not aligned for the pointers' phases,
+//! and on a warp's whole-word window that does not start on a 32-byte sector.
 //!
 //! ```
 //! use bankfree_gen::check::realign::{byte_perm, funnelshift_rc};
@@ -17,6 +18,7 @@ use crate::check::walk::{check_writes, each_thread, walk, Grid, SimError, Stats}
 use crate::ir::expr::{Env, Var};
 use crate::ir::shape::Shape;
 use crate::ir::tape::{GuardTape, Tape};
+use crate::kernel::geometry::REALIGN_ABOVE;
 use crate::kernel::realign::{network, network_regs, Realign};
 use crate::kernel::Kernel;
 
@@ -247,6 +249,7 @@ fn write(
         Tape::per_thread(&r.part_to, env),
     );
     let vec = g.vec as usize;
+    let sector = i64::from(g.vec * REALIGN_ABOVE);
     let mut done = (0, 0);
     each_thread(kernel, env, |env| {
         for j in 0..mv.iters {
@@ -274,6 +277,14 @@ fn write(
                     return Err(SimError::Misaligned {
                         index: at,
                         n: vec as u32,
+                    });
+                }
+                // The warp's window (lane 0's word) starts on a sector.
+                let window = at - env.get(Var::Tx) * vec as i64;
+                if (window + s.dst_off).rem_euclid(sector) != 0 {
+                    return Err(SimError::Misaligned {
+                        index: window,
+                        n: sector as u32,
                     });
                 }
                 done.0 += s.store(at, v, vec)?;
