@@ -18,7 +18,6 @@ use crate::check::walk::{check_writes, each_thread, walk, Grid, SimError, Stats}
 use crate::ir::expr::{Env, Var};
 use crate::ir::shape::Shape;
 use crate::ir::tape::{GuardTape, Tape};
-use crate::kernel::geometry::REALIGN_ABOVE;
 use crate::kernel::realign::{network, network_regs, Realign};
 use crate::kernel::Kernel;
 
@@ -249,7 +248,7 @@ fn write(
         Tape::per_thread(&r.part_to, env),
     );
     let vec = g.vec as usize;
-    let sector = i64::from(g.vec * REALIGN_ABOVE);
+    let sector = i64::from(g.sector_elems());
     let mut done = (0, 0);
     each_thread(kernel, env, |env| {
         for j in 0..mv.iters {

@@ -320,13 +320,10 @@ pub fn default_block_rows(tile: u32) -> u32 {
 pub const REALIGN_PITCH: u32 = 64;
 
 /// Thread rows of a `realign` kernel: 4 bands of 8 lanes per warp, one band for
-/// each of the tile's 32 blocks of rows and the [`REALIGN_ABOVE`] above it.
+/// each of the tile's 32 blocks of `vec` rows and the 8 of the 32-byte sector of
+/// rows above it ([`Geometry::sector_elems`] rows), which its shared tile also
+/// holds so that every destination window can start on a sector.
 pub const REALIGN_BLOCK_ROWS: u32 = 10;
-
-/// Blocks of `vec` rows above a `realign` tile that its shared tile also holds:
-/// one 32-byte sector of rows, so that every destination window can start on a
-/// sector.
-pub const REALIGN_ABOVE: u32 = 8;
 
 /// The `block_rows` values valid for a tile.
 pub fn allowed_block_rows(tile: u32) -> Vec<u32> {

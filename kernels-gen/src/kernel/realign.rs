@@ -7,8 +7,7 @@
 //!
 //! A tile is `tile * vec` source rows and columns (`vec = 4 / elem_bytes`
 //! elements to a word), and its shared tile also holds the sector of source rows
-//! above it (`sector = 32 / elem_bytes` rows, [`REALIGN_ABOVE`] blocks of
-//! `vec`). Lane `l = tx & 7` of band `band = (tx >> 3) + 4 * ty` (40 bands of 8
+//! above it (`sector = 32 / elem_bytes` rows, 8 blocks of `vec`). Lane `l = tx & 7` of band `band = (tx >> 3) + 4 * ty` (40 bands of 8
 //! lanes, 32 x 10 threads) reads columns `c0 .. c0 + 16 / elem_bytes` of the
 //! `vec` rows of block `band`: source rows `vec * band - sector ..` of the tile.
 //! It loads every row's two aligned 16-byte vectors before it uses any, realigns
@@ -32,7 +31,7 @@
 
 use crate::ir::expr::{Expr, Guard, Less, Var};
 use crate::kernel::batch::BatchBase;
-use crate::kernel::geometry::{Geometry, REALIGN_ABOVE, REALIGN_PITCH};
+use crate::kernel::geometry::{Geometry, REALIGN_PITCH};
 use crate::kernel::layout::{Layout, Swizzle};
 use crate::kernel::moves::{Mem, Move, Pack, Place};
 use crate::kernel::tiling::Tiling;
@@ -73,8 +72,6 @@ pub struct Realign {
     pub col: Guard,
     /// Its element: `x + Var::K`.
     pub elem: Expr,
-    /// `ts`: the written destination row's tile window start past a sector.
-    pub dst_phase: Expr,
     /// `sh`: the funnel shift (`__funnelshift_rc(tile[b1], tile[b1 + 1], sh)`)
     /// that makes the lane's word of that row: the last `ts % vec` elements of
     /// word `b1`, then the first of word `b1 + 1` (`8 * elem_bytes * (vec - ts %
@@ -144,7 +141,7 @@ pub(crate) fn realign_moves(
     let vec = i64::from(g.vec);
     let cpl = i64::from(g.realign_cols());
     let side = i64::from(g.tile_elems());
-    let sector = vec * i64::from(REALIGN_ABOVE);
+    let sector = i64::from(g.sector_elems());
     let tile_r = Expr::named("tile_r", v(Var::Tile) / t.tiles_x.clone());
     let tile_c = Expr::named("tile_c", v(Var::Tile) % t.tiles_x.clone());
     let tile_lets = vec![tile_r.clone(), tile_c.clone()];
@@ -153,7 +150,7 @@ pub(crate) fn realign_moves(
     let c0 = Expr::named("c0", tile_c.clone() * side + l.clone() * cpl);
     let shared = |c: Expr, w: Expr| layout.shared_index(REALIGN_PITCH, c, w);
 
-    // The read side: row `Var::Row` of block `band` (the first `REALIGN_ABOVE`
+    // The read side: row `Var::Row` of block `band` (the first `sector / vec`
     // blocks lie above the tile), counted a sector of rows down so that no value
     // is negative.
     let row = Expr::named(
@@ -210,8 +207,7 @@ pub(crate) fn realign_moves(
     );
     let b1 = Expr::small(
         "b1",
-        v(Var::Tx) + i64::from(REALIGN_ABOVE - 1)
-            - (ts.clone() >> i64::from(g.vec.trailing_zeros())),
+        v(Var::Tx) + (sector / vec - 1) - (ts.clone() >> i64::from(g.vec.trailing_zeros())),
     );
     let eb = i64::from(g.elem_bytes);
     let shift = Expr::small("sh", (Expr::Lit(vec) - ts.clone().and(vec - 1)) * (8 * eb));
@@ -262,7 +258,6 @@ pub(crate) fn realign_moves(
         vecs: [first.clone(), first + cpl],
         col,
         elem,
-        dst_phase: ts,
         shift,
         next: shared(c, b1 + 1),
         part: rows_in(v(Var::K), v(Var::K)),

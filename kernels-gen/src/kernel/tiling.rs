@@ -2,7 +2,7 @@
 //! once per geometry and shared by the kernel's moves and the launcher.
 
 use crate::ir::expr::{Expr, Less, Var};
-use crate::kernel::geometry::{Form, Geometry, REALIGN_ABOVE};
+use crate::kernel::geometry::{Form, Geometry};
 
 /// The named values of a kernel over its parameters, and its number of tiles (or
 /// chunks) per matrix: built once, used by the kernel and by the launcher.
@@ -115,7 +115,7 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
             // start on a sector, up to `sector - 1` positions early, so they cover
             // `rows + sector - 1`.
             let side = i64::from(g.tile_elems());
-            let sector = vec * i64::from(REALIGN_ABOVE);
+            let sector = i64::from(g.sector_elems());
             let tiles_x = Expr::named("tiles_x", (v(Var::Cols) + (side - 1)) / side);
             let tiles_y = (v(Var::Rows) + (sector - 1) + (side - 1)) / side;
             let ntiles = Expr::named("ntiles", tiles_x.clone() * tiles_y.clone());
