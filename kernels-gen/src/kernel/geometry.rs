@@ -584,9 +584,17 @@ impl Geometry {
                 e + e / u64::from(self.bank_row_units()) * u64::from(n)
             }
             (Form::Tall | Form::Wide, _) => u64::from(self.chunk_elems()),
-            // Every column's blocks, in rows of 64 words.
-            (Form::Realign, _) => u64::from(self.tile_elems()) * u64::from(REALIGN_PITCH),
-            (_, l) => u64::from(self.shared_rows()) * u64::from(l.row_stride(self.tile)),
+            (_, l) => u64::from(self.shared_rows()) * u64::from(self.shared_row_units(l)),
+        }
+    }
+
+    /// Units of one row of the shared tile with `layout` (tile forms): a
+    /// `realign` kernel's column of blocks in a row of [`REALIGN_PITCH`] words.
+    pub fn shared_row_units(&self, layout: Layout) -> u32 {
+        if self.realigns() {
+            REALIGN_PITCH
+        } else {
+            layout.row_stride(self.tile)
         }
     }
 }

@@ -307,14 +307,16 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
         Form::Realign => {
             writeln!(
                 h,
-                "// form:     realign: a tile of {n} x {n}; a lane reads {c} columns of a row as the two aligned 16-byte \
-                 vectors around them (element by element where those leave the matrix), transposes blocks of {v} rows \
-                 into column words and funnel-shifts them so that each dst row's window starts on a word \
-                 (up to {s} positions early: the tiles cover rows + {s})",
+                "// form:     realign: a tile of {n} x {n} and the {s} rows above it; a lane reads {c} columns of a row as \
+                 the two aligned 16-byte vectors around them (element by element where those leave the matrix) and \
+                 transposes blocks of {v} rows into column words; a warp writes a dst row's window from a 32-byte \
+                 sector (up to {e} positions early: the tiles cover rows + {e}), each word funnel-shifted from two \
+                 of the column's",
                 n = g.tile_elems(),
+                s = g.sector_elems(),
                 c = g.realign_cols(),
                 v = g.vec,
-                s = g.vec - 1
+                e = g.sector_elems() - 1
             )?;
         }
         Form::Planar => {
@@ -365,7 +367,7 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
             "{} bytes per block ({planes}tile[{}][{}] of {})",
             k.shared_bytes(),
             k.shared_rows,
-            l.row_stride(g.tile),
+            g.shared_row_units(l),
             if g.realigns() { "unsigned" } else { access_type(k) }
         ),
     };
@@ -465,7 +467,7 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
         Form::Realign => format!(
             "ntiles = tiles of {} with rows + {}",
             g.tile_elems(),
-            g.vec - 1
+            g.sector_elems() - 1
         ),
     };
     let (batches, loops) = if g.folds_batch() {
