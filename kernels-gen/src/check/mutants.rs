@@ -44,3 +44,40 @@ fn the_simulator_catches_wrong_indices() {
         Err(SimError::WriteCount { count: 2, .. })
     ));
 }
+
+#[test]
+fn the_simulator_catches_an_interior_guard_that_lets_an_edge_tile_in() {
+    use crate::ir::expr::Guard;
+    for e in [1u32, 2] {
+        let good = Kernel::build(TransposeSpec::realign(e).expect("valid")).expect("builds");
+        let side = u64::from(good.spec.geometry.tile_elems());
+        // Three tile rows and columns, the middle one interior; ragged edges.
+        let shape = Shape::new(3 * side - 5, 3 * side - 3);
+        let n = (shape.rows * shape.cols) as usize * e as usize;
+        let src: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
+        let mut dst = vec![0u8; n];
+        let stats = sim::run(&good, &shape, &src, &mut dst, None).expect("the kernel runs");
+        assert!(stats.interior > 0, "{e}-byte: no tile ran unguarded");
+        let r = good.realign.as_deref().expect("a realign kernel");
+        // Each bound of the interior guard dropped in turn, and none at all.
+        let mut weaker: Vec<Guard> = (0..r.interior.0.len())
+            .map(|i| {
+                let mut g = r.interior.clone();
+                g.0.remove(i);
+                g
+            })
+            .collect();
+        weaker.push(Guard::default());
+        for (i, guard) in weaker.into_iter().enumerate() {
+            let mut bad = good.clone();
+            if let Some(r) = bad.realign.as_deref_mut() {
+                r.interior = guard;
+            }
+            let got = sim::run(&bad, &shape, &src, &mut dst, None);
+            assert!(
+                matches!(got, Err(SimError::Interior { .. })),
+                "{e}-byte, mutant {i}: {got:?}"
+            );
+        }
+    }
+}

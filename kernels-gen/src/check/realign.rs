@@ -53,6 +53,8 @@ struct State<'a> {
     src_off: i64,
     dst_off: i64,
     block: (u64, u64),
+    /// The tile is run by the body without bounds checks.
+    inside: bool,
 }
 
 impl State<'_> {
@@ -110,6 +112,21 @@ impl State<'_> {
         Ok(n as u64)
     }
 
+    /// Whether a guard holds; in a tile run by the body without bounds checks
+    /// it must, since that body leaves it out.
+    fn holds(&self, guard: &GuardTape, what: &'static str, env: &Env) -> Result<bool, SimError> {
+        let ok = guard.eval(env)?;
+        if self.inside && !ok {
+            let (bx, by) = self.block;
+            return Err(SimError::Interior {
+                bx,
+                by,
+                guard: what,
+            });
+        }
+        Ok(ok)
+    }
+
     fn shared_index(&self, index: i64) -> Result<usize, SimError> {
         usize::try_from(index)
             .ok()
@@ -144,14 +161,19 @@ pub(crate) fn run(
         src_off: env.get(Var::SrcOff),
         dst_off: env.get(Var::DstOff),
         block: (0, 0),
+        inside: false,
     };
-    let stats = walk(kernel, shape, grid, env, ntiles, |env, block| {
+    let mut interior = 0;
+    let mut stats = walk(kernel, shape, grid, env, ntiles, |env, block| {
         s.block = block;
+        s.inside = r.interior.eval(env)?;
+        interior += u64::from(s.inside);
         s.fresh.iter_mut().for_each(|f| *f = false);
         read(kernel, r, &mut s, env)?;
         write(kernel, r, &mut s, env)
     })?;
     check_writes(kernel, shape, &s.writes, stats.unit_writes, eb as u32)?;
+    stats.interior = interior;
     Ok(stats)
 }
 
@@ -173,10 +195,10 @@ fn read(kernel: &Kernel, r: &Realign, s: &mut State<'_>, env: &mut Env) -> Resul
         let mut rw = vec![[0u32; 4]; vec];
         for (k, words) in rw.iter_mut().enumerate() {
             env.set(Var::Row, k as i64);
-            if !row_in.eval(env)? {
+            if !s.holds(&row_in, "source row", env)? {
                 continue;
             }
-            if fast.eval(env)? {
+            if s.holds(&fast, "16-byte vector", env)? {
                 let v0 = s.vector(vecs[0].eval(env)?)?;
                 let v1 = s.vector(vecs[1].eval(env)?)?;
                 let wv = [v0, v1].concat();
@@ -234,7 +256,8 @@ fn write(
         .pack
         .as_ref()
         .map(|p| GuardTape::per_thread(&p.full, env));
-    let (guard, part) = (
+    let (steps, guard, part) = (
+        GuardTape::per_thread(&r.steps, env),
         GuardTape::per_thread(&mv.guard, env),
         GuardTape::per_thread(&r.part, env),
     );
@@ -253,7 +276,7 @@ fn write(
     each_thread(kernel, env, |env| {
         for j in 0..mv.iters {
             env.set(Var::J, i64::from(j));
-            if !guard.eval(env)? {
+            if !steps.eval(env)? || !s.holds(&guard, "destination row", env)? {
                 continue;
             }
             let mut words = [0u32; 2];
@@ -270,7 +293,11 @@ fn write(
                 *word = s.shared[i];
             }
             let v = funnelshift_rc(words[0], words[1], sh.eval(env)? as u32);
-            if full.as_ref().map_or(Ok(false), |f| f.eval(env))? {
+            let whole = match &full {
+                Some(f) => s.holds(f, "whole-word store", env)?,
+                None => false,
+            };
+            if whole {
                 let at = to.eval(env)?;
                 if (at + s.dst_off).rem_euclid(vec as i64) != 0 {
                     return Err(SimError::Misaligned {

@@ -36,6 +36,12 @@ pub enum SimError {
         col: u64,
         count: u8,
     },
+    #[error("block ({bx}, {by}) runs a tile by its unguarded body where the {guard} guard fails (a generator bug: the tile's interior guard does not imply it)")]
+    Interior {
+        bx: u64,
+        by: u64,
+        guard: &'static str,
+    },
     #[error("{0} writes landed outside the destination matrix (in its pitch or between batches)")]
     Outside(u64),
     #[error("the tile loop's condition at t = {t} disagrees with the launcher's {ntiles} tiles (a generator bug)")]
@@ -60,6 +66,8 @@ pub struct Stats {
     pub unit_writes: u64,
     /// Whole vectors a packed move stored at once (its other units went one by one).
     pub vector_writes: u64,
+    /// Tiles run by a body without bounds checks (`realign` kernels' interior tiles).
+    pub interior: u64,
 }
 
 /// Runs `thread` for every thread of a block of `kernel`, with `Var::Tx` and

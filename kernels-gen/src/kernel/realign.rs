@@ -87,6 +87,17 @@ pub struct Realign {
     /// How many of the write move's lets its guard reads (declared before it;
     /// the rest inside it).
     pub guard_lets: usize,
+    /// The whole tile lies far enough inside the matrix that every guard above
+    /// and the write move's bounds hold for every thread: the kernel then runs
+    /// the tile by a body without them (the simulator fails a tile where this
+    /// holds and another guard does not). Tile rows `1 ..` whose `side` rows
+    /// end before the last row, tile columns whose `side` columns are all in
+    /// the matrix.
+    pub interior: Guard,
+    /// What remains of the write move's guard in an interior tile: the step
+    /// past the tile's last destination row where `block_rows` does not divide
+    /// it.
+    pub steps: Guard,
 }
 
 /// One `__byte_perm(r[a], r[b], sel)` into `r[out]` of the register transpose.
@@ -145,6 +156,17 @@ pub(crate) fn realign_moves(
     let tile_r = Expr::named("tile_r", v(Var::Tile) / t.tiles_x.clone());
     let tile_c = Expr::named("tile_c", v(Var::Tile) % t.tiles_x.clone());
     let tile_lets = vec![tile_r.clone(), tile_c.clone()];
+    // Why these imply every guard: rows `rp` run from `tile_r * side >= side`
+    // (above `sector - 1`, and a row past the matrix's first, so `x - ph` is
+    // in it) to `(tile_r + 1) * side + sector - 1`, which is below `rows +
+    // sector - 1` (so the two vectors of the row before the last end in the
+    // matrix); columns `c0 .. c0 + cpl` and destination rows `d` are below
+    // `cols`.
+    let interior = Guard(vec![
+        Less(Expr::Lit(0), tile_r.clone()),
+        Less((tile_r.clone() + 1) * side, v(Var::Rows)),
+        Less(tile_c.clone() * side + (side - 1), v(Var::Cols)),
+    ]);
     let l = Expr::small("l", v(Var::Tx).and(7));
     let band = Expr::small("band", (v(Var::Tx) >> 3) + v(Var::Ty) * 4);
     let c0 = Expr::named("c0", tile_c.clone() * side + l.clone() * cpl);
@@ -218,10 +240,13 @@ pub(crate) fn realign_moves(
             Less(pe.clone() + last, v(Var::Rows) + sector),
         ])
     };
-    let mut guard = vec![Less(d.clone(), v(Var::Cols))];
-    if side % rows_per != 0 {
-        guard.insert(0, Less(c.clone(), Expr::Lit(side)));
-    }
+    let steps = Guard(if side % rows_per != 0 {
+        vec![Less(c.clone(), Expr::Lit(side))]
+    } else {
+        vec![]
+    });
+    let mut guard = steps.0.clone();
+    guard.push(Less(d.clone(), v(Var::Cols)));
     let write = Move {
         lets: vec![
             c.clone(),
@@ -263,6 +288,8 @@ pub(crate) fn realign_moves(
         part: rows_in(v(Var::K), v(Var::K)),
         part_to: e0 + pe - sector + v(Var::K),
         guard_lets: 2, // `c` and `d`
+        interior,
+        steps,
     };
     (tile_lets, vec![store, write], realign)
 }

@@ -19,7 +19,7 @@ use crate::kernel::layout::Layout;
 use crate::kernel::order::TileOrder;
 use crate::kernel::Kernel;
 use crate::render::body::{access_type, body_of, INDEX_TYPE, VEC_TYPE};
-use crate::render::realign::realign_body;
+use crate::render::realign::realign_tile;
 use crate::render::writer::CWriter;
 use std::fmt::{self, Write};
 
@@ -156,13 +156,14 @@ fn tile_loop(w: &mut CWriter, k: &Kernel) -> fmt::Result {
         for l in &k.tile_lets {
             w.decl(INDEX_TYPE, l)?;
         }
-        for (i, mv) in k.moves.iter().enumerate() {
-            if i > 0 {
-                writeln!(w, "__syncthreads();")?;
-            }
-            match k.realign() {
-                Some(r) => realign_body(w, k, r, mv)?,
-                None => body_of(w, k, mv)?,
+        if let Some(r) = k.realign() {
+            realign_tile(w, k, r)?;
+        } else {
+            for (i, mv) in k.moves.iter().enumerate() {
+                if i > 0 {
+                    writeln!(w, "__syncthreads();")?;
+                }
+                body_of(w, k, mv)?;
             }
         }
         if k.moves.len() > 1 {

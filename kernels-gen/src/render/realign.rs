@@ -7,82 +7,47 @@
 //! Every index is the kernel's expression; this module writes the data path.
 
 use crate::ir::expr::{Expr, Var};
-use crate::kernel::moves::{Mem, Move};
+use crate::kernel::moves::Move;
 use crate::kernel::realign::{network, network_regs, Realign};
 use crate::kernel::Kernel;
 use crate::render::body::INDEX_TYPE;
 use crate::render::writer::CWriter;
 use std::fmt::{self, Write};
 
-/// The read (first move) or the write (second move) of a `realign` kernel.
-pub(crate) fn realign_body(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move) -> fmt::Result {
-    if mv.to.mem == Mem::Shared {
-        read(w, k, r, mv)
-    } else {
-        write(w, k, r, mv)
-    }
+/// A tile of a `realign` kernel: its read, then its write, by a body without
+/// bounds where the whole tile lies inside the matrix ([`Realign::interior`]),
+/// else by the guarded one.
+pub(crate) fn realign_tile(w: &mut CWriter, k: &Kernel, r: &Realign) -> fmt::Result {
+    let [rd, wr] = &k.moves[..] else {
+        return Err(fmt::Error);
+    };
+    let tile = |w: &mut CWriter, inside: bool| {
+        read(w, k, r, rd, inside)?;
+        writeln!(w, "__syncthreads();")?;
+        write(w, k, r, wr, inside)
+    };
+    w.block(format_args!("if ({})", r.interior.c()), |w| tile(w, true))?;
+    w.block(format_args!("else"), |w| tile(w, false))
 }
 
 fn decl(w: &mut CWriter, e: &Expr) -> fmt::Result {
     w.decl(INDEX_TYPE, e)
 }
 
-fn read(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move) -> fmt::Result {
+fn read(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move, inside: bool) -> fmt::Result {
     let g = &k.spec.geometry;
-    let (vec, cols, eb) = (g.vec, g.realign_cols(), g.elem_bytes);
-    let rows = Var::Row.c_name();
+    let (vec, cols) = (g.vec, g.realign_cols());
     w.scope(|w| {
         for l in &r.lane {
             decl(w, l)?;
         }
-        // Every row's vectors are loaded before any is used.
         writeln!(w, "unsigned rw[{vec}][4];")?;
         writeln!(w, "uint4 va[{vec}], vb[{vec}];")?;
-        writeln!(w, "bool in_row[{vec}], in_vec[{vec}];")?;
-        writeln!(w, "#pragma unroll")?;
-        w.block(
-            format_args!("for (unsigned {rows} = 0; {rows} < {vec}; ++{rows})"),
-            |w| {
-                decl(w, &r.row)?;
-                decl(w, &r.at)?;
-                decl(w, &r.phase)?;
-                writeln!(w, "in_row[{rows}] = {};", r.inside.c())?;
-                writeln!(w, "in_vec[{rows}] = in_row[{rows}] && {};", r.fast.c())?;
-                w.block(format_args!("if (in_vec[{rows}])"), |w| {
-                    for (name, v) in ["va", "vb"].iter().zip(&r.vecs) {
-                        writeln!(
-                            w,
-                            "{name}[{rows}] = *reinterpret_cast<const uint4*>(&src[{}]);",
-                            v.c()
-                        )?;
-                    }
-                    Ok(())
-                })
-            },
-        )?;
-        writeln!(w, "#pragma unroll")?;
-        w.block(
-            format_args!("for (unsigned {rows} = 0; {rows} < {vec}; ++{rows})"),
-            |w| {
-                writeln!(w, "rw[{rows}][0] = rw[{rows}][1] = rw[{rows}][2] = rw[{rows}][3] = 0u;")?;
-                decl(w, &r.row)?;
-                decl(w, &r.at)?;
-                decl(w, &r.phase)?;
-                w.block(format_args!("if (in_vec[{rows}])"), |w| vectors(w, r, eb))?;
-                w.block(format_args!("else if (in_row[{rows}])"), |w| {
-                    writeln!(w, "#pragma unroll")?;
-                    w.block(format_args!("for (unsigned k = 0; k < {cols}; ++k)"), |w| {
-                        writeln!(
-                            w,
-                            "if ({}) rw[{rows}][k / {vec}] |= (unsigned)src[{}] << ({} * (k % {vec}));",
-                            r.col.c(),
-                            r.elem.c(),
-                            8 * eb
-                        )
-                    })
-                })
-            },
-        )?;
+        if inside {
+            interior_rows(w, r, g.elem_bytes, vec)?;
+        } else {
+            edge_rows(w, r, g.elem_bytes, vec, cols)?;
+        }
         writeln!(w, "unsigned cur[{cols}];")?;
         transpose(w, vec)?;
         writeln!(w, "#pragma unroll")?;
@@ -92,6 +57,79 @@ fn read(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move) -> fmt::Result {
             mv.to.c()
         )
     })
+}
+
+/// The source row's `rp`, `x` and `ph`.
+fn row_lets(w: &mut CWriter, r: &Realign) -> fmt::Result {
+    decl(w, &r.row)?;
+    decl(w, &r.at)?;
+    decl(w, &r.phase)
+}
+
+/// The row's two aligned 16-byte vectors.
+fn loads(w: &mut CWriter, r: &Realign) -> fmt::Result {
+    let rows = Var::Row.c_name();
+    for (name, v) in ["va", "vb"].iter().zip(&r.vecs) {
+        writeln!(
+            w,
+            "{name}[{rows}] = *reinterpret_cast<const uint4*>(&src[{}]);",
+            v.c()
+        )?;
+    }
+    Ok(())
+}
+
+/// An interior tile's rows: every row's vectors loaded before any is used.
+fn interior_rows(w: &mut CWriter, r: &Realign, eb: u32, vec: u32) -> fmt::Result {
+    let rows = Var::Row.c_name();
+    let each_row = format!("for (unsigned {rows} = 0; {rows} < {vec}; ++{rows})");
+    writeln!(w, "#pragma unroll")?;
+    w.block(format_args!("{each_row}"), |w| {
+        row_lets(w, r)?;
+        loads(w, r)
+    })?;
+    writeln!(w, "#pragma unroll")?;
+    w.block(format_args!("{each_row}"), |w| {
+        row_lets(w, r)?;
+        vectors(w, r, eb)
+    })
+}
+
+/// An edge tile's rows one at a time (fewer values live at once, so the kernel
+/// keeps the registers of its interior body): the two vectors where they lie in
+/// the matrix, else element by element.
+fn edge_rows(w: &mut CWriter, r: &Realign, eb: u32, vec: u32, cols: u32) -> fmt::Result {
+    let rows = Var::Row.c_name();
+    writeln!(w, "#pragma unroll")?;
+    w.block(
+        format_args!("for (unsigned {rows} = 0; {rows} < {vec}; ++{rows})"),
+        |w| {
+            writeln!(
+                w,
+                "rw[{rows}][0] = rw[{rows}][1] = rw[{rows}][2] = rw[{rows}][3] = 0u;"
+            )?;
+            row_lets(w, r)?;
+            w.block(
+                format_args!("if ({} && {})", r.inside.c(), r.fast.c()),
+                |w| {
+                    loads(w, r)?;
+                    vectors(w, r, eb)
+                },
+            )?;
+            w.block(format_args!("else if ({})", r.inside.c()), |w| {
+                writeln!(w, "#pragma unroll")?;
+                w.block(format_args!("for (unsigned k = 0; k < {cols}; ++k)"), |w| {
+                    writeln!(
+                        w,
+                        "if ({}) rw[{rows}][k / {vec}] |= (unsigned)src[{}] << ({} * (k % {vec}));",
+                        r.col.c(),
+                        r.elem.c(),
+                        8 * eb
+                    )
+                })
+            })
+        },
+    )
 }
 
 /// The row's 16 bytes from the two aligned vectors around them: select by the
@@ -149,11 +187,44 @@ fn transpose(w: &mut CWriter, vec: u32) -> fmt::Result {
     })
 }
 
-fn write(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move) -> fmt::Result {
+fn write(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move, inside: bool) -> fmt::Result {
     let g = &k.spec.geometry;
     let (vec, eb) = (g.vec, g.elem_bytes);
     let elem = g.elem_unit().c_type();
     let full = mv.pack.as_ref().map_or("0".into(), |p| p.full.c());
+    let store = |w: &mut CWriter| {
+        writeln!(
+            w,
+            "*reinterpret_cast<unsigned*>(&dst[{}]) = v;",
+            mv.to.index.c()
+        )
+    };
+    let body = |w: &mut CWriter, lets: &[Expr]| {
+        for l in lets {
+            decl(w, l)?;
+        }
+        writeln!(
+            w,
+            "const unsigned v = __funnelshift_rc({}, tile[{}], {});",
+            mv.from.c(),
+            r.next.c(),
+            r.shift.c()
+        )?;
+        if inside {
+            return store(w);
+        }
+        w.block(format_args!("if ({full})"), store)?;
+        w.block(format_args!("else"), |w| {
+            writeln!(w, "#pragma unroll")?;
+            writeln!(
+                w,
+                "for (unsigned k = 0; k < {vec}; ++k) if ({}) dst[{}] = ({elem})(v >> ({} * k));",
+                r.part.c(),
+                r.part_to.c(),
+                8 * eb
+            )
+        })
+    };
     writeln!(w, "#pragma unroll 4")?;
     w.block(
         format_args!("for (unsigned j = 0; j < {}; ++j)", mv.iters),
@@ -162,35 +233,11 @@ fn write(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move) -> fmt::Result {
             for l in lets {
                 decl(w, l)?;
             }
-            w.block(format_args!("if ({})", mv.guard.c()), |w| {
-                for l in rest {
-                    decl(w, l)?;
-                }
-                writeln!(
-                    w,
-                    "const unsigned v = __funnelshift_rc({}, tile[{}], {});",
-                    mv.from.c(),
-                    r.next.c(),
-                    r.shift.c()
-                )?;
-                w.block(format_args!("if ({full})"), |w| {
-                    writeln!(
-                        w,
-                        "*reinterpret_cast<unsigned*>(&dst[{}]) = v;",
-                        mv.to.index.c()
-                    )
-                })?;
-                w.block(format_args!("else"), |w| {
-                    writeln!(w, "#pragma unroll")?;
-                    writeln!(
-                        w,
-                        "for (unsigned k = 0; k < {vec}; ++k) if ({}) dst[{}] = ({elem})(v >> ({} * k));",
-                        r.part.c(),
-                        r.part_to.c(),
-                        8 * eb
-                    )
-                })
-            })
+            let guard = if inside { &r.steps } else { &mv.guard };
+            if guard.0.is_empty() {
+                return body(w, rest);
+            }
+            w.block(format_args!("if ({})", guard.c()), |w| body(w, rest))
         },
     )
 }
