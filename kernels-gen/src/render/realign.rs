@@ -225,7 +225,7 @@ fn write(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move, inside: bool) -> f
             )
         })
     };
-    writeln!(w, "#pragma unroll 4")?;
+    writeln!(w, "#pragma unroll 2")?;
     w.block(
         format_args!("for (unsigned j = 0; j < {}; ++j)", mv.iters),
         |w| {

@@ -173,7 +173,7 @@ pub fn skew_spec(elem_bytes: u32) -> Result<TransposeSpec, SpecError> {
 /// and 2-byte elements, strip (at most 32 rows, the destination one run), both
 /// gathered without shared memory (`naive` whatever the strategy), and planar (at
 /// most 8 columns, transposed in registers); tall (at most 32 columns), wide (at
-/// most 32 rows), realign (large 1-byte matrices no vec kernel takes), then skew
+/// most 32 rows), realign (large 1- and 2-byte matrices no vec kernel takes), then skew
 /// (destination rows that do not start on 32-byte sectors; every destination for
 /// 12-byte elements). Tall, wide and skew pad, whatever the strategy: a flat
 /// chunk has no rows to swizzle, and the padded skew tile was measured faster
@@ -220,11 +220,15 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     // shared memory take a load per element (docs/design.md has the figures).
     let planar =
         (spec.geometry.elem_bytes <= 2).then(|| TransposeSpec::planar(spec.geometry.elem_bytes));
-    // Realign for large 1-byte matrices no vec kernel takes (a side, pitch or
-    // stride off 4, or a pointer off its vector; `fit::REALIGN_MIN_SIDE` has
-    // the figures). Not for 2-byte ones: on 4095 x 4097 it ran at 0.735 of
-    // memcpy, the skew tile at 0.865 (H100, `bench --case 4095x4097`).
-    let realign = (spec.geometry.elem_bytes == 1).then(|| TransposeSpec::realign(1));
+    // Realign for large 1- and 2-byte matrices no vec kernel takes (a side,
+    // pitch or stride off 4, or a pointer off its vector; `fit::REALIGN_MIN_SIDE`
+    // has the 1-byte figures). 2-byte ones against the skew tile (H100, `bench
+    // --case 4097` and `--random 3 --seed 13` and `21`, one call): 4095 x 4097
+    // 0.975 of memcpy against 0.866, 5884 x 4781 0.936 against 0.816, 2559 x 8954
+    // 0.931 against 0.825, 5008 x 1658 0.890 against 0.824; 1874 x 2699 0.968
+    // against 1.002.
+    let e = spec.geometry.elem_bytes;
+    let realign = (e <= 2).then(|| TransposeSpec::realign(e));
     let skew = (spec.geometry.elem_bytes > 1).then(|| skew_spec(spec.geometry.elem_bytes));
     [
         TransposeSpec::small(spec.geometry.elem_bytes).ok(),
