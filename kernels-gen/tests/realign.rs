@@ -6,7 +6,7 @@
 
 mod common;
 
-use bankfree_gen::check::fit::{kernel_suits_at, refusal, unsuited};
+use bankfree_gen::check::fit::{kernel_suits_at, realign_min_side, refusal, unsuited};
 use bankfree_gen::check::index32::proven;
 use bankfree_gen::check::sim::{self, Grid, Offsets};
 use bankfree_gen::ir::shape::{Axis, Outer};
@@ -129,9 +129,15 @@ fn the_planner_runs_realign_kernels_on_large_shapes_no_vec_kernel_takes() {
         // ... but the planner leaves the vec kernels theirs,
         let why = unsuited(&g, &Shape::new(8192, 4096)).expect("unsuited");
         assert!(why.to_string().contains("4 x 4 blocks"), "{why}");
-        // and the 64-wide tile the matrices with a side below 1024.
-        let why = unsuited(&g, &Shape::new(1023, 5001)).expect("unsuited");
-        assert!(why.to_string().contains("rows = 1023"), "{why}");
+        // and the matrices with a side below the planner's minimum to the
+        // 64-wide tile (1-byte) or the skew tile (2-byte).
+        let min = realign_min_side(e);
+        let why = unsuited(&g, &Shape::new(min - 1, 5001)).expect("unsuited");
+        assert!(
+            why.to_string().contains(&format!("rows = {}", min - 1)),
+            "{why}"
+        );
+        assert!(unsuited(&g, &Shape::new(min + 1, 5001)).is_none());
         let why = unsuited(&g, &Shape::batched(100, 1025, 130)).expect("unsuited");
         assert!(why.to_string().contains("cols = 130"), "{why}");
         // A pitch off the vector on a large matrix is the realign kernel's.
@@ -150,7 +156,7 @@ fn the_planner_runs_realign_kernels_on_large_shapes_no_vec_kernel_takes() {
         assert!(!kernel_suits_at(
             &g,
             Quotients::Narrow,
-            &Shape::new(1000, 4096),
+            &Shape::new(min - 1, 4096),
             (1, 0)
         ));
     }

@@ -166,7 +166,7 @@ impl fmt::Display for Refusal {
             ),
             Refusal::Edges { side, n, min } => write!(
                 f,
-                "{side} = {n} is below {min}: the 64-wide tile of single elements wastes less at the edges than a realign kernel's 128-wide tiles"
+                "{side} = {n} is below {min}: most of a realign kernel's 128-byte-wide tiles would be edge tiles (a single-element or skew tile runs it faster)"
             ),
             Refusal::Aligned { row_bytes } => write!(
                 f,
@@ -449,31 +449,36 @@ pub fn skew_everywhere(g: &Geometry) -> bool {
 
 /// The planner's rule for the `realign` form: shapes no vec kernel takes
 /// ([`REALIGN_VEC`]; the runtime also runs it where a pointer keeps them off),
-/// both sides at least [`REALIGN_MIN_SIDE`].
-fn realign_unsuited(shape: &Shape) -> Option<Refusal> {
+/// both sides at least [`realign_min_side`].
+fn realign_unsuited(elem_bytes: u32, shape: &Shape) -> Option<Refusal> {
+    let min = realign_min_side(elem_bytes);
     let short = [("rows", shape.rows), ("cols", shape.cols)]
         .into_iter()
-        .find(|&(_, n)| n < REALIGN_MIN_SIDE);
+        .find(|&(_, n)| n < min);
     if let Some((side, n)) = short {
-        return Some(Refusal::Edges {
-            side,
-            n,
-            min: REALIGN_MIN_SIDE,
-        });
+        return Some(Refusal::Edges { side, n, min });
     }
     vec_refusal(REALIGN_VEC, shape)
         .is_none()
         .then_some(Refusal::VecRuns { vec: REALIGN_VEC })
 }
 
-/// The shortest side the planner runs a `realign` kernel on: its 128-wide
-/// tiles against the 64-tile of single bytes (H100, one call, CUDA events over
-/// rotating copies of the source): 4097 x 4095 u8 0.625 against 0.548 of
-/// memcpy, 2115 x 7581 0.603 against 0.559, 16383 x 16385 0.556 against
-/// 0.383; 1001 x 999 0.399 against 0.411, 300 x 20001 0.739 against 0.761,
-/// batches of 129 x 130 0.480 against 0.667 and of 100 x 150 0.542 against
-/// 0.608.
-pub const REALIGN_MIN_SIDE: u64 = 1024;
+/// The shortest side the planner runs a `realign` kernel on; below it, most of
+/// its 128-byte-wide tiles are edge tiles, which check every row and word.
+/// 1-byte elements, against the 64-tile of single bytes (H100, `bench --random
+/// 3 --seed 6`, `9` and `24`, one call): 796 x 40393 0.750 of memcpy against
+/// 0.428, 729 x 17538 0.741 against 0.685, 766 x 18904 0.670 against 0.604;
+/// batches of 129 x 130 ran at 0.48 against 0.67 (an earlier version of the
+/// kernel). 2-byte elements, against the skew tile: 364 x 17384 0.92 against
+/// 1.00, 493 x 16259 0.867 against 0.865 (same call); from 1024 on it is the
+/// faster (figures in `select::choice::shape_specs`).
+pub fn realign_min_side(elem_bytes: u32) -> u64 {
+    if elem_bytes == 1 {
+        512
+    } else {
+        1024
+    }
+}
 
 /// The block side of the 1- and 2-byte vec kernels the planner runs first
 /// ([`crate::select::choice::HOPPER_DEFAULTS`]): a `realign` kernel leaves them
@@ -543,7 +548,7 @@ pub fn kernel_unsuited(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opt
         return small_unsuited(e, shape);
     }
     if g.realigns() {
-        return realign_unsuited(shape);
+        return realign_unsuited(g.elem_bytes, shape);
     }
     // A planar block's threads each take a block of `vec` rows per step: a
     // matrix of fewer blocks than a block has threads leaves some idle (the
