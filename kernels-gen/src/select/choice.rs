@@ -193,33 +193,27 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     if spec.geometry.vec != 1 || !matches!(spec.strategy, Strategy::Pad(None) | Strategy::Xor) {
         return Vec::new();
     }
+    let e = spec.geometry.elem_bytes;
     // Tall kernels of 1- and 2-byte elements move words and swizzle their chunk
     // (no padding keeps their shifted gathers conflict-free).
     let narrow = |form| {
-        let strategy = if form == Form::Tall && spec.geometry.elem_bytes < 4 {
+        let strategy = if form == Form::Tall && e < 4 {
             Strategy::Xor
         } else {
             Strategy::Pad(None)
         };
-        TransposeSpec::new(32, spec.geometry.elem_bytes, strategy).and_then(|s| s.with_form(form))
+        TransposeSpec::new(32, e, strategy).and_then(|s| s.with_form(form))
     };
-    // Padded for both strategies: on 8191 x 8193 f32 the padded skew tile runs at
-    // 0.82 of memcpy and the XOR one at 0.74 (H100, tile 32 x 39).
-    // No 1-byte skew kernel: a sector is 32 of them, so the tile reads half again as
-    // many rows as it writes (the 64 x 8 one runs at 0.44 of memcpy on aligned
-    // 8192 x 8192 u8, the tile-32 kernel at 0.48; H100, `bench --sweep`).
     // Strips for 1- and 2-byte elements, which no wide kernel takes: 8 x 1072190
     // u8 runs at 1.04 of memcpy (the square tile: 0.22), 2 x 13153002 u8 at 0.77
     // (0.04), 14 x 1031667 2-byte at 0.86 (0.44). From 4 bytes on the wide kernel
     // is as fast or faster (21 x 635750 f32: 0.996 against 0.88; 19 x 50799
     // 12-byte: 1.08 against 0.86; H100, `bench --random 8 --seed 3
     // --alternatives`).
-    let strip =
-        (spec.geometry.elem_bytes <= 2).then(|| TransposeSpec::strip(spec.geometry.elem_bytes));
+    let strip = (e <= 2).then(|| TransposeSpec::strip(e));
     // Planar before the tall kernels of 1- and 2-byte elements, whose gathers from
     // shared memory take a load per element (docs/design.md has the figures).
-    let planar =
-        (spec.geometry.elem_bytes <= 2).then(|| TransposeSpec::planar(spec.geometry.elem_bytes));
+    let planar = (e <= 2).then(|| TransposeSpec::planar(e));
     // Realign for large 1- and 2-byte matrices no vec kernel takes (a side,
     // pitch or stride off 4, or a pointer off its vector; `fit::realign_min_side`
     // has the 1-byte figures). 2-byte ones against the skew tile (H100, `bench
@@ -227,11 +221,15 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     // 0.975 of memcpy against 0.866, 5884 x 4781 0.936 against 0.816, 2559 x 8954
     // 0.931 against 0.825, 5008 x 1658 0.890 against 0.824; 1874 x 2699 0.968
     // against 1.002.
-    let e = spec.geometry.elem_bytes;
     let realign = (e <= 2).then(|| TransposeSpec::realign(e));
-    let skew = (spec.geometry.elem_bytes > 1).then(|| skew_spec(spec.geometry.elem_bytes));
+    // Padded for both strategies: on 8191 x 8193 f32 the padded skew tile runs at
+    // 0.82 of memcpy and the XOR one at 0.74 (H100, tile 32 x 39).
+    // No 1-byte skew kernel: a sector is 32 of them, so the tile reads half again as
+    // many rows as it writes (the 64 x 8 one runs at 0.44 of memcpy on aligned
+    // 8192 x 8192 u8, the tile-32 kernel at 0.48; H100, `bench --sweep`).
+    let skew = (e > 1).then(|| skew_spec(e));
     [
-        TransposeSpec::small(spec.geometry.elem_bytes).ok(),
+        TransposeSpec::small(e).ok(),
         strip.and_then(Result::ok),
         planar.and_then(Result::ok),
         narrow(Form::Tall).ok(),
