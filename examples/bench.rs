@@ -21,7 +21,9 @@
 //! attribute's list that fits a case alone, under the case's line; `--ladder`
 //! (with or without `--random`) replaces the draw with batches of growing matrices
 //! for every element size (what the planner's rule for the `small` form was
-//! measured on).
+//! measured on). `--shape E:RxC` or `E:BxRxC` (repeatable, with or without
+//! `--random`) runs the given cases of `E`-byte elements instead:
+//! `bench -- --shape 1:2694950x11 --shape 2:4096x32x48 --alternatives`.
 #![allow(unsafe_code)] // cuBLAS `geam` has only a raw binding; and a 12-byte element type
 
 use bankfree::cudarc::driver::{
@@ -249,6 +251,8 @@ struct Opts {
     alternatives: bool,
     /// A fixed ladder of batched shapes instead of a draw (with or without `--random`).
     ladder: bool,
+    /// `--shape` cases instead of a draw.
+    given: Vec<draw::Case>,
 }
 
 impl Opts {
@@ -298,7 +302,7 @@ where
     };
     // Every implementation is checked, then all are timed interleaved with the copy.
     let mut timed = vec![("cudaMemcpy D2D".to_string(), Impl::Memcpy)];
-    let every = if opts.random.is_some() {
+    let every = if opts.random.is_some() || !opts.given.is_empty() {
         if opts.alternatives {
             alternatives(e as u32)?
         } else {
@@ -588,10 +592,6 @@ fn main() -> ExitCode {
         .iter()
         .position(|a| a == "--json")
         .and_then(|i| args.get(i + 1).cloned());
-    if let Err(e) = probe() {
-        eprintln!("not run on a GPU: {e}");
-        return ExitCode::from(2);
-    }
     let value = |flag: &str| {
         args.iter()
             .position(|a| a == flag)
@@ -617,6 +617,18 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let given = match args
+        .windows(2)
+        .filter(|w| w[0] == "--shape")
+        .map(|w| draw::parse(&w[1]))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
     let opts = Opts {
         sweep: args.iter().any(|a| a == "--sweep"),
         only: args
@@ -627,9 +639,15 @@ fn main() -> ExitCode {
         random,
         alternatives: args.iter().any(|a| a == "--alternatives"),
         ladder: args.iter().any(|a| a == "--ladder"),
+        given,
     };
     // The ladder replaces the draw: it needs no `--random`.
-    let result = match (opts.random, opts.ladder) {
+    if let Err(e) = probe() {
+        eprintln!("not run on a GPU: {e}");
+        return ExitCode::from(2);
+    }
+    let drawn = opts.ladder || !opts.given.is_empty();
+    let result = match (opts.random, drawn) {
         (Some((n, seed)), _) => random::run(&opts, n, seed, value("--shapes")),
         (None, true) => random::run(&opts, 1, 1, value("--shapes")),
         (None, false) => run(json, &opts),

@@ -123,6 +123,55 @@ pub fn draw(rng: &mut Rng, class: Class, n: usize) -> Vec<Case> {
         .collect()
 }
 
+impl Class {
+    /// The class a shape belongs to: a batch of small matrices, a narrow side, or
+    /// both sides at least 64 (a shape between them counts as `Sides`).
+    pub fn of(shape: &Shape) -> Class {
+        if shape.batch > 1 && shape.rows <= 64 && shape.cols <= 64 {
+            Class::Batch
+        } else if shape.rows.min(shape.cols) <= 32 {
+            Class::Narrow
+        } else {
+            Class::Sides
+        }
+    }
+}
+
+/// `--shape E:RxC` or `E:BxRxC`: a given case of `E`-byte elements, in the
+/// class its sides put it in.
+pub fn parse(text: &str) -> Result<Case, String> {
+    let bad = || {
+        format!(
+            "--shape {text}: expected ELEM_BYTES:ROWSxCOLS or ELEM_BYTES:BATCHxROWSxCOLS, \
+             for example 1:2694950x11"
+        )
+    };
+    let (e, sides) = text.split_once(':').ok_or_else(bad)?;
+    let elem_bytes: u32 = e.parse().map_err(|_| bad())?;
+    if !ELEMS.contains(&elem_bytes) {
+        return Err(format!(
+            "--shape {text}: the bench has elements of {ELEMS:?} bytes, not {elem_bytes}"
+        ));
+    }
+    let n: Vec<u64> = sides
+        .split('x')
+        .map(|x| x.parse().map_err(|_| bad()))
+        .collect::<Result<_, _>>()?;
+    let shape = match n[..] {
+        [rows, cols] => Shape::new(rows, cols),
+        [batch, rows, cols] => Shape::batched(batch, rows, cols),
+        _ => return Err(bad()),
+    };
+    if n.contains(&0) {
+        return Err(format!("--shape {text}: every side must be at least 1"));
+    }
+    Ok(Case {
+        class: Class::of(&shape),
+        elem_bytes,
+        shape,
+    })
+}
+
 /// `--ladder`: batches of matrices of growing sides for every element size, 32 MB
 /// each: the measurement the planner's rule for the `small` form was made from.
 pub fn ladder() -> Vec<Case> {

@@ -1,5 +1,6 @@
-//! `bench --random N --seed S`: drawn cases per class, each timed like a bench case
-//! (the attribute's defaults only), and a table per class.
+//! `bench --random N --seed S` (or `--shape`, `--ladder`): drawn or given cases per
+//! class, each timed like a bench case (the attribute's defaults only), and a table
+//! per class.
 
 use super::{case, draw, err, Opts, Res, Row, BATCH, F3, ROUNDS};
 use bankfree::cudarc::driver::{CudaContext, CudaStream};
@@ -36,6 +37,8 @@ pub fn run(opts: &Opts, n: usize, seed: u64, shapes: Option<String>) -> Res<()> 
     let mut all = Vec::new();
     let what = if opts.ladder {
         "--ladder".to_string()
+    } else if !opts.given.is_empty() {
+        "--shape".to_string()
     } else {
         format!("--random {n} --seed {seed}")
     };
@@ -44,7 +47,18 @@ pub fn run(opts: &Opts, n: usize, seed: u64, shapes: Option<String>) -> Res<()> 
         super::common::gpu_line(&p)
     );
     for class in draw::CLASSES {
-        let cases = if opts.ladder {
+        let cases = if !opts.given.is_empty() {
+            let given: Vec<draw::Case> = opts
+                .given
+                .iter()
+                .filter(|c| c.class == class)
+                .copied()
+                .collect();
+            if given.is_empty() {
+                continue;
+            }
+            given
+        } else if opts.ladder {
             if class != draw::Class::Batch {
                 continue;
             }
