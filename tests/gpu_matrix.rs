@@ -94,6 +94,21 @@ fn shapes() -> Vec<(&'static str, Shape, usize)> {
         ("12345x17", Shape::new(12_345, 17), 0),
         ("batch 2 of 4001x6", Shape::batched(2, 4001, 6), 0),
         ("offset views 2001x3", Shape::new(2001, 3), 4),
+        // Odd and even widths over several runs of a thin kernel's rows, a
+        // pitched destination, a batch, and views off every boundary.
+        ("100003x31", Shape::new(100_003, 31), 0),
+        ("70001x32", Shape::new(70_001, 32), 0),
+        ("offset views 20001x10", Shape::new(20_001, 10), 5),
+        (
+            "pitched 7001x9",
+            Shape {
+                dst_ld: 7005,
+                ..Shape::new(7001, 9)
+            },
+            0,
+        ),
+        ("batch 3 of 2999x13", Shape::batched(3, 2999, 13), 0),
+        ("offset views 30001x21", Shape::new(30_001, 21), 7),
         // For the small kernels: tiny and small matrices in long batches (runs whose
         // last vector is partly outside), and offset views that leave the vector
         // stores unaligned (those fall back to the tile kernel).
@@ -210,6 +225,7 @@ where
         (Form::Strip, &[32]),
         (Form::Planar, &[32]),
         (Form::Realign, &[32]),
+        (Form::Thin, &[32]),
     ] {
         for &tile in tiles {
             for strategy in ALL_STRATEGIES {

@@ -108,6 +108,7 @@ fn variant_tokens(k: &Kernel) -> TokenStream {
         Form::Copy => "Copy",
         Form::Planar => "Planar",
         Form::Realign => "Realign",
+        Form::Thin => "Thin",
     });
     let strategy = match k.spec().strategy {
         Strategy::Naive => quote!(Naive),
@@ -181,6 +182,9 @@ fn with_fast(args: &Args, k: &Kernel, v: &Verdict) -> (Vec<TokenStream>, Vec<Str
             }
             (Form::Realign, _) => {
                 " For shapes and pointers no vector kernel takes it runs:".to_string()
+            }
+            (Form::Thin, _) => {
+                " For matrices of 2 to 32 columns stored as one run it runs:".to_string()
             }
             (form, _) => format!(" For {form} shapes it runs:"),
         };

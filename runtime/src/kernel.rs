@@ -1,8 +1,9 @@
 //! What the runtime needs to know of one generated kernel.
 
 use bankfree_gen::check::index32::{INDEX64_DEFINE, INDEX64_SUFFIX};
-use bankfree_gen::kernel::geometry::Quotients;
+use bankfree_gen::kernel::geometry::{Quotients, THIN_MAX_COLS};
 use bankfree_gen::kernel::order::TileOrder;
+use bankfree_gen::kernel::thin::thin_widths;
 use bankfree_gen::select::device::{twin, GpuClass};
 use bankfree_gen::{emit, Form, Geometry, Kernel};
 use sha2::{Digest, Sha256};
@@ -40,6 +41,10 @@ pub struct KernelSource {
     /// (`bankfree_gen::select::device::twin`), made on first use and shared by
     /// clones (`None` where the kernel runs as it is).
     twins: Arc<[OnceLock<Option<KernelSource>>; GpuClass::ALL.len()]>,
+    /// A `thin` kernel's entry points, one per width of source
+    /// ([`KernelSource::for_width`]), indexed by the width: made on first use
+    /// and shared by clones (empty for every other kernel).
+    widths: Arc<[OnceLock<Option<KernelSource>>]>,
 }
 
 impl PartialEq for KernelSource {
@@ -120,12 +125,33 @@ impl KernelSource {
             build64: Arc::default(),
             kernel: None,
             twins: Arc::default(),
+            widths: if geometry.thins() {
+                (0..=THIN_MAX_COLS).map(|_| OnceLock::new()).collect()
+            } else {
+                Arc::default()
+            },
         }
     }
 
     /// The `extern "C"` entry point.
     pub fn entry(&self) -> &str {
         &self.entry
+    }
+
+    /// Every `extern "C"` entry point the source defines: [`KernelSource::entry`],
+    /// or a `thin` kernel's one per width ([`KernelSource::for_width`] launches
+    /// the call's).
+    pub fn entries(&self) -> Vec<String> {
+        match &self.kernel {
+            Some(k) if k.thin().is_some() && k.width().is_none() => thin_widths()
+                .filter_map(|c| k.with_width(c).ok())
+                .map(|w| match self.index64 {
+                    true => format!("{}{INDEX64_SUFFIX}", w.entry_name()),
+                    false => w.entry_name(),
+                })
+                .collect(),
+            _ => vec![self.entry.to_string()],
+        }
     }
 
     /// The CUDA C.
@@ -208,6 +234,35 @@ impl KernelSource {
             .unwrap_or(self)
     }
 
+    /// This kernel as it runs sources of `cols` columns: a `thin` kernel's
+    /// entry point for that width (`Kernel::with_width`: its own registers and
+    /// stage); any other kernel, a width a thin kernel does not take (its fit
+    /// check refuses the call), and one vouched for by
+    /// [`KernelSource::from_parts`], as it is.
+    pub fn for_width(&self, cols: u64) -> &KernelSource {
+        let (Some(k), Some(slot)) = (
+            &self.kernel,
+            usize::try_from(cols).ok().and_then(|c| self.widths.get(c)),
+        ) else {
+            return self;
+        };
+        if k.width().map(u64::from) == Some(cols) {
+            return self;
+        }
+        slot.get_or_init(|| {
+            let c = u32::try_from(cols).ok()?;
+            let one = KernelSource::from_kernel(&k.with_width(c).ok()?);
+            // The 64-bit build runs the 64-bit build of the width's entry point.
+            Some(if self.index64 {
+                one.index64().clone()
+            } else {
+                one
+            })
+        })
+        .as_ref()
+        .unwrap_or(self)
+    }
+
     /// The 64-bit build of this kernel: the same source compiled with
     /// `BANKFREE_INDEX64` defined, entry point `<entry>_i64`. Made once and
     /// shared by every clone.
@@ -215,8 +270,10 @@ impl KernelSource {
         if self.index64 {
             return self;
         }
-        self.build64.get_or_init(|| {
-            KernelSource::new(
+        self.build64.get_or_init(|| KernelSource {
+            // What a thin kernel's widths are built from.
+            kernel: self.kernel.clone(),
+            ..KernelSource::new(
                 format!("{}{INDEX64_SUFFIX}", self.entry).into(),
                 format!("#define {INDEX64_DEFINE}\n{}", self.source).into(),
                 self.geometry,
@@ -352,5 +409,39 @@ mod tests {
             f32_skew.index64().for_class(GpuClass::H200),
             f32_skew.index64()
         ));
+    }
+
+    #[test]
+    fn a_thin_kernel_runs_the_entry_point_of_the_calls_width() {
+        let thin = KernelSource::from_kernel(
+            &Kernel::build(TransposeSpec::thin(1).expect("valid")).expect("builds"),
+        );
+        let entries = thin.entries();
+        assert_eq!(entries.len(), 31);
+        for e in &entries {
+            assert!(thin.source().contains(&format!("{e}(")), "{e}");
+        }
+        assert!(thin.index64().entries()[0].ends_with("_w2_i64"));
+        let w11 = thin.for_width(11);
+        assert_eq!(w11.entries(), [w11.entry()]);
+        assert_eq!(w11.entry(), format!("{}_w11", thin.entry()));
+        assert!(w11.source().contains(&format!("{}(", w11.entry())));
+        assert!(w11.shared_bytes() < thin.shared_bytes(), "its own stage");
+        assert!(std::ptr::eq(w11, thin.clone().for_width(11)), "made once");
+        assert!(std::ptr::eq(w11.for_width(11), w11));
+        assert_eq!(w11.for_width(13).entry(), format!("{}_w13", thin.entry()));
+        // The 64-bit build runs the width's 64-bit build.
+        let wide = thin.index64().for_width(11);
+        assert!(wide.is_index64());
+        assert_eq!(
+            wide.entry(),
+            format!("{}_w11{INDEX64_SUFFIX}", thin.entry())
+        );
+        // Widths it does not take (the fit check refuses them) and other kernels.
+        for cols in [0, 33, 64, u64::MAX] {
+            assert!(std::ptr::eq(thin.for_width(cols), &thin), "{cols}");
+        }
+        let k = kernel();
+        assert!(std::ptr::eq(k.for_width(11), &k));
     }
 }

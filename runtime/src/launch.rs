@@ -216,7 +216,7 @@ fn why_unfit(kernel: &KernelSource, (src, dst): (u64, u64), shape: &Shape) -> Op
     if let Some(r) = kernel_refusal(g, kernel.quotients(), shape) {
         return Some(Unfit::Shape(r));
     }
-    if g.realigns() {
+    if g.realigns() || g.thins() {
         return None; // any pointer
     }
     let bytes = u64::from(g.vec_bytes());
@@ -296,7 +296,10 @@ where
     // where it provably computes every index exactly and is the faster build.
     // The twin's geometry is what the proof of the 32-bit build and the grid take
     // (a skew twin is narrower).
-    let kernel = kernel.for_gpu(|| crate::device::class(ctx));
+    // A thin kernel's entry point for this width.
+    let kernel = kernel
+        .for_gpu(|| crate::device::class(ctx))
+        .for_width(shape.cols);
     let kernel = if kernel.is_index64() || index32::runs(kernel.geometry(), shape) {
         kernel
     } else {

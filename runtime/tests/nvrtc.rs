@@ -90,13 +90,11 @@ fn compile_batch(kernels: &[&KernelSource], arch: u32) -> Vec<String> {
             let report = spills(&b.log);
             kernels
                 .iter()
-                .filter_map(|k| match report.iter().find(|(n, _)| *n == k.entry()) {
+                .flat_map(|k| k.entries())
+                .filter_map(|e| match report.iter().find(|(n, _)| *n == e) {
                     Some((_, 0)) => None,
-                    Some((_, n)) => Some(format!("{} sm_{arch}: {n} bytes of spills", k.entry())),
-                    None => Some(format!(
-                        "{} sm_{arch}: no ptxas report in the log",
-                        k.entry()
-                    )),
+                    Some((_, n)) => Some(format!("{e} sm_{arch}: {n} bytes of spills")),
+                    None => Some(format!("{e} sm_{arch}: no ptxas report in the log")),
                 })
                 .collect()
         }

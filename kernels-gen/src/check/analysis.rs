@@ -18,6 +18,7 @@
 //! # Ok::<(), bankfree_gen::SpecError>(())
 //! ```
 
+use crate::check::thin::executions;
 use crate::hw::bank::{self, Access, Model};
 use crate::ir::expr::{Env, Var};
 use crate::ir::tape::{GuardTape, Tape};
@@ -25,6 +26,7 @@ use crate::kernel::geometry::{Form, MAX_NARROW};
 use crate::kernel::layout::Layout;
 use crate::kernel::moves::{Mem, Move, Place};
 use crate::kernel::spec::TransposeSpec;
+use crate::kernel::thin::Thin;
 use crate::kernel::Kernel;
 use crate::memo::Memo;
 use serde::Serialize;
@@ -165,6 +167,9 @@ pub fn conflict_free(kernel: &Kernel, model: Model) -> bool {
 /// `first_conflict` stopping at the first conflicting access (the report is then
 /// partial; its `conflict_free` is exact).
 fn analyze_with(kernel: &Kernel, model: Model, shortcut: bool, first_conflict: bool) -> Report {
+    if let Some(t) = kernel.thin() {
+        return thin_report(kernel, t, model);
+    }
     let envs = envs(kernel);
     let mut errors = Vec::new();
     let mut instructions = Vec::new();
@@ -207,6 +212,51 @@ fn analyze_with(kernel: &Kernel, model: Model, shortcut: bool, first_conflict: b
         && instructions
             .iter()
             .all(|i| i.total_wavefronts <= i.total_ideal && i.wavefronts <= i.ideal);
+    Report {
+        model,
+        conflict_free,
+        instructions,
+        errors,
+    }
+}
+
+/// A `thin` kernel's report: its two instructions' executions
+/// ([`crate::check::thin::executions`]) summed.
+fn thin_report(kernel: &Kernel, t: &Thin, model: Model) -> Report {
+    let mut errors = Vec::new();
+    let mut instructions: Vec<Instruction> = Vec::new();
+    for e in executions(kernel, t) {
+        let index = if e.index == "slot" { &t.slot } else { &t.read };
+        let access = format!("tile[{}]", index.c());
+        let acc = e
+            .addrs
+            .and_then(|a| bank::analyze(model, e.width, &a).map_err(|x| x.to_string()));
+        let acc = match acc {
+            Ok(acc) => acc,
+            Err(x) => {
+                errors.push(format!("`{access}`: {x}"));
+                continue;
+            }
+        };
+        let [warp, j, k] = e.at;
+        let at = At { warp, j, k };
+        match instructions.iter_mut().find(|i| i.kind == e.kind) {
+            Some(i) => i.add(at, acc, 1),
+            None => instructions.push(Instruction {
+                kind: e.kind,
+                access,
+                width: e.width,
+                wavefronts: acc.wavefronts,
+                ideal: acc.ideal,
+                executions: 1,
+                total_wavefronts: u64::from(acc.wavefronts),
+                total_ideal: u64::from(acc.ideal),
+                worst_at: at,
+                worst: acc,
+            }),
+        }
+    }
+    let conflict_free = errors.is_empty() && instructions.iter().all(|i| i.wavefronts <= i.ideal);
     Report {
         model,
         conflict_free,
@@ -442,6 +492,8 @@ fn envs(kernel: &Kernel) -> Vec<Env> {
         Form::Wide => (1..=MAX_NARROW).map(|n| dense(n, long, 0, 0)).collect(),
         // No shared memory: one set, for the report's sake.
         Form::Small | Form::Strip | Form::Copy => vec![dense(8, square, 0, 0)],
+        // A thin kernel's analysis has its own sets (`check::thin`).
+        Form::Thin => Vec::new(),
         Form::Planar => vec![dense(long, 3, 0, 0)],
     }
 }

@@ -15,6 +15,7 @@ use crate::ir::shape::{outer_params, Fold, Shape};
 use crate::kernel::geometry::{
     Form, Geometry, Quotients, COPY_MAX_COLS, MAX_NARROW, PLANAR_MAX_COLS, SMALL_MAX_ELEMS,
 };
+use crate::kernel::thin::THIN_MAX_COLS;
 use std::fmt;
 
 /// Why a kernel does not run (or is not meant for) a call.
@@ -75,6 +76,8 @@ pub enum Refusal {
         max: u64,
         elem_bytes: u32,
     },
+    /// A `thin` kernel and a source of a width outside 2 to [`THIN_MAX_COLS`].
+    ThinWidth { cols: u64 },
     /// A `realign` kernel and a shape whose sides, pitches and strides all
     /// divide by `vec`.
     VecRuns { vec: u32 },
@@ -98,6 +101,10 @@ impl fmt::Display for Refusal {
             Refusal::Vec { name, value, vec } => write!(
                 f,
                 "{name} = {value} is not a multiple of vec = {vec}; a vec = 1 kernel runs it"
+            ),
+            Refusal::ThinWidth { cols } => write!(
+                f,
+                "cols = {cols}: a thin kernel takes widths from 2 to {THIN_MAX_COLS}; a tall or tile kernel runs it"
             ),
             Refusal::TooWide { form, side, n } => write!(
                 f,
@@ -249,6 +256,9 @@ pub fn kernel_refusal(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opti
     if g.realigns() {
         return None; // any shape, pitch, stride and pointer
     }
+    if g.thins() {
+        return thin_refusal(g, shape);
+    }
     let form = g.form;
     if form == Form::Strip {
         if shape.rows < 2 {
@@ -295,7 +305,13 @@ pub fn kernel_refusal(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opti
         }
     };
     match form {
-        Form::Tile | Form::Skew | Form::Small | Form::Copy | Form::Planar | Form::Realign => None,
+        Form::Tile
+        | Form::Skew
+        | Form::Small
+        | Form::Copy
+        | Form::Planar
+        | Form::Realign
+        | Form::Thin => None,
         Form::Tall => narrow("cols", shape.cols, "src_ld", shape.src_ld, "source rows"),
         Form::Wide | Form::Strip => narrow(
             "rows",
@@ -305,6 +321,24 @@ pub fn kernel_refusal(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opti
             "destination rows",
         ),
     }
+}
+
+/// Why a `thin` kernel cannot run `shape`, if it cannot: a width from 2 to
+/// [`THIN_MAX_COLS`] stored as one run (any rows, destination pitch, batch
+/// strides and pointers).
+fn thin_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
+    let cols = shape.cols;
+    if !(2..=THIN_MAX_COLS).contains(&cols) {
+        return Some(Refusal::ThinWidth { cols });
+    }
+    (shape.src_ld != cols).then_some(Refusal::NotOneRun {
+        form: g.form,
+        side: "cols",
+        n: cols,
+        ld_name: "src_ld",
+        ld: shape.src_ld,
+        run: "source rows",
+    })
 }
 
 /// Why a `planar` kernel cannot run `shape`, if it cannot: at most

@@ -265,6 +265,45 @@ fn checks(g: &Geometry, outer: u8, fold: [u8; 2]) -> Checks {
                 compared.extend(g.0.iter().cloned());
             }
         }
+        if let Some(t) = k.thin() {
+            walked.extend(
+                [
+                    &t.r0,
+                    &t.phase,
+                    &t.start,
+                    &t.vectors,
+                    &t.vector,
+                    &t.vector_at,
+                    &t.load,
+                    &t.elem,
+                    &t.slot,
+                    &t.turn,
+                    &t.block,
+                    &t.row_bytes,
+                    &t.word,
+                    &t.read,
+                    &t.row_shift,
+                    &t.dst_row,
+                    &t.ts,
+                    &t.word_end,
+                    &t.shift,
+                    &t.to,
+                    &t.part_to,
+                ]
+                .map(Expr::clone),
+            );
+            for g in [
+                &t.staged,
+                &t.whole,
+                &t.elem_in,
+                &t.stores,
+                &t.full,
+                &t.part,
+                &t.interior,
+            ] {
+                compared.extend(g.0.iter().cloned());
+            }
+        }
         for mv in &k.moves {
             walked.extend(mv.lets.iter().cloned());
             walked.extend([mv.from.index.clone(), mv.to.index.clone()]);
@@ -312,7 +351,7 @@ fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
     }
     // Buffers in units (elements, words of a word array, or vectors; a realign
     // kernel indexes elements).
-    let unit = u128::from(if g.realigns() {
+    let unit = u128::from(if g.realigns() || g.thins() {
         g.elem_bytes
     } else {
         g.unit_bytes()

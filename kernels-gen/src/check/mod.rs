@@ -10,5 +10,6 @@ mod mutants;
 pub mod realign;
 pub mod resolve;
 pub mod sim;
+pub(crate) mod thin;
 pub mod verdict;
 pub mod walk;

@@ -20,6 +20,7 @@
 use crate::check::fit::kernel_refusal;
 use crate::check::index32;
 use crate::check::realign;
+use crate::check::thin;
 use crate::check::walk::{check_writes, each_thread, walk};
 pub use crate::check::walk::{Grid, SimError, Stats};
 use crate::ir::expr::{Env, Var};
@@ -206,6 +207,9 @@ pub fn run_offsets(
     let ntiles = u64::try_from(kernel.ntiles.eval(&env)?).unwrap_or(0);
     if let Some(r) = kernel.realign() {
         return realign::run(kernel, r, shape, (src, m.dst), grid, &mut env, ntiles);
+    }
+    if let Some(t) = kernel.thin() {
+        return thin::run(kernel, t, shape, (src, m.dst), grid, &mut env, ntiles);
     }
     // Units per thread step: a planar kernel's are its source's columns.
     let units = if g.form == Form::Planar {

@@ -54,6 +54,8 @@ pub enum SimError {
     Misaligned { index: i64, n: u32 },
     #[error("the kernel takes {kernel} outer batch axes and the shape has {shape}; build it with `Kernel::with_outer({shape})`")]
     OuterAxes { kernel: u8, shape: u8 },
+    #[error("the kernel is built for sources of {kernel} columns and the shape has {shape}; build it with `Kernel::with_width({shape})`")]
+    Width { kernel: u32, shape: u64 },
     #[error("the kernel folds {kernel:?} more (row, column) axes and the shape {shape:?}; build it with `Kernel::with_fold`")]
     Fold { kernel: [u8; 2], shape: [u8; 2] },
 }

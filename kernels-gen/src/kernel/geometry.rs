@@ -50,6 +50,11 @@
 //!   that writes it funnel-shifts neighbouring words into the destination's word
 //!   boundaries: every warp store covers whole aligned sectors, whatever the
 //!   pitches and pointers.
+//! * [`Form::Thin`]: 1- and 2-byte sources of 2 to 32 columns stored
+//!   as one run (`src_ld == cols`), any destination pitch and pointers: a block
+//!   stages a run of blocks of `vec` rows as 16-byte vectors, each lane
+//!   transposes one block's words in registers and stores whole destination
+//!   words realigned with its neighbour's ([`crate::kernel::thin`]).
 //! * [`Form::Copy`]: no transpose: a permute's strided copy of blocks that are
 //!   contiguous on both sides (a shape whose `copy` is set: destination element
 //!   `(b, r, c)` at `b * dst_batch_stride + r * dst_ld + c`). A block moves a
@@ -85,10 +90,11 @@ pub enum Form {
     Copy,
     Planar,
     Realign,
+    Thin,
 }
 
 /// Every form.
-pub const FORMS: [Form; 9] = [
+pub const FORMS: [Form; 10] = [
     Form::Tile,
     Form::Skew,
     Form::Tall,
@@ -98,11 +104,35 @@ pub const FORMS: [Form; 9] = [
     Form::Copy,
     Form::Planar,
     Form::Realign,
+    Form::Thin,
 ];
 
 /// The widest source a `planar` kernel takes: its thread holds `2 * cols`
 /// 16-byte vectors in registers.
 pub const PLANAR_MAX_COLS: u64 = 8;
+
+/// The widest source a `thin` kernel takes.
+pub const THIN_MAX_COLS: u64 = 32;
+
+/// Blocks of a warp's run: a lane each but lane 0's.
+pub const THIN_RUN: u32 = 31;
+
+/// Blocks a tile stages: 31 per warp of its 8, and the block before them.
+pub const THIN_BLOCKS: u32 = THIN_RUN * 8 + 1;
+
+/// Words a tile's stage holds for a width of `cols`: its blocks and the words
+/// its last block's rows reach past them (up to 4 for the 16-byte boundary
+/// below the first element and the funnel shift's next word), rounded up to
+/// whole rows of 32 words (the swizzle of an even width moves words within
+/// their row).
+pub fn thin_stage_words(cols: u32) -> u32 {
+    (THIN_BLOCKS * cols + 5).div_ceil(32) * 32
+}
+
+/// Words of a `thin` kernel's shared stage: enough for its widest source.
+pub fn thin_shared_words() -> u32 {
+    thin_stage_words(THIN_MAX_COLS as u32)
+}
 
 /// Vectors a `copy` kernel's thread moves per chunk.
 pub const COPY_ITERS: u32 = 4;
@@ -223,6 +253,7 @@ impl fmt::Display for Form {
             Form::Copy => "copy",
             Form::Planar => "planar",
             Form::Realign => "realign",
+            Form::Thin => "thin",
         })
     }
 }
@@ -410,6 +441,11 @@ impl Geometry {
         self.form == Form::Realign
     }
 
+    /// Whether the kernel is a `thin` one ([`Form::Thin`]).
+    pub fn thins(&self) -> bool {
+        self.form == Form::Thin
+    }
+
     /// Source columns a `realign` kernel's lane reads per row: one 16-byte
     /// vector's elements (16 / elem_bytes).
     pub fn realign_cols(&self) -> u32 {
@@ -457,6 +493,9 @@ impl Geometry {
     pub fn unit(&self) -> (Unit, u32) {
         if self.realigns() {
             return (Unit::U32, self.realign_cols());
+        }
+        if self.thins() {
+            return (Unit::U32, 1);
         }
         if matches!(self.form, Form::Copy | Form::Planar) && self.vec > 1 {
             return unit_of(self.vec_bytes())
@@ -556,7 +595,7 @@ impl Geometry {
     /// Bytes of one shared-memory access (an element, a word of a word array or a
     /// vector).
     pub fn unit_bytes(&self) -> u32 {
-        if self.realigns() {
+        if self.realigns() || self.thins() {
             return 4;
         }
         if self.gathers() || self.packs() {
@@ -579,6 +618,7 @@ impl Geometry {
     pub fn shared_units(&self, layout: Layout) -> u64 {
         match (self.form, layout) {
             (_, Layout::Direct) => 0,
+            (Form::Thin, _) => u64::from(thin_shared_words()),
             (Form::Tall | Form::Wide, Layout::Pad(n)) => {
                 let e = u64::from(self.chunk_elems());
                 e + e / u64::from(self.bank_row_units()) * u64::from(n)

@@ -60,6 +60,7 @@ pub fn grid(strategies: &[Strategy]) -> Vec<TransposeSpec> {
         (Form::Strip, &[32]),
         (Form::Planar, &[32]),
         (Form::Realign, &[32]),
+        (Form::Thin, &[32]),
     ] {
         for &tile in tiles {
             for elem_bytes in all_elem_bytes() {

@@ -27,6 +27,19 @@ pub struct Swizzle {
     pub s: u32,
 }
 
+impl Swizzle {
+    /// Unit `q` of a flat run under this swizzle with its `B` bits cut at run
+    /// time to `mask` (`((1 << B) - 1)` or less): `q ^ (((q >> (M + S)) & mask)
+    /// << M)`. The tall kernels of 1- and 2-byte elements and the `thin`
+    /// kernels cut it to the width's lowest set bit less one, which keeps every
+    /// unit in its row of `2^S` words and tells apart the lanes that read one
+    /// offset of blocks the width apart.
+    pub fn flat(self, q: Expr, mask: Expr) -> Expr {
+        let key = (q.clone() >> i64::from(self.m + self.s)).and(mask);
+        q.xor(key << i64::from(self.m))
+    }
+}
+
 impl fmt::Display for Swizzle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Swizzle<{},{},{}>", self.b, self.m, self.s)

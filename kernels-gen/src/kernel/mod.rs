@@ -40,6 +40,7 @@ mod planar;
 pub mod realign;
 mod small;
 pub mod spec;
+pub mod thin;
 mod tile;
 pub(crate) mod tiling;
 
@@ -55,6 +56,7 @@ use crate::kernel::planar::planar_moves;
 use crate::kernel::realign::{realign_moves, realign_swizzle, Realign};
 use crate::kernel::small::{small_moves, strip_moves, WideMagics};
 use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
+use crate::kernel::thin::{thin_exprs, thin_stage_words, thin_widths, Thin};
 use crate::kernel::tile::tile_moves;
 use crate::kernel::tiling::tiling;
 
@@ -86,6 +88,12 @@ impl Variant {
         self.spec.validate()?;
         let tile = self.spec.geometry.tile;
         let ok = match (self.spec.strategy, self.layout) {
+            // A thin kernel's stage pitch is the width itself.
+            (Strategy::Pad(None) | Strategy::Pad(Some(0)) | Strategy::None, Layout::Pad(n))
+                if self.spec.geometry.thins() =>
+            {
+                n == 0
+            }
             (Strategy::Naive, Layout::Direct) | (Strategy::Rotate, Layout::Rotate) => true,
             (Strategy::None, Layout::Pad(0)) => true,
             (Strategy::Pad(Some(n)), Layout::Pad(m)) => n == m,
@@ -134,6 +142,11 @@ pub struct Kernel {
     pub(crate) moves: Vec<Move>,
     /// A `realign` kernel's expressions beyond its moves.
     pub(crate) realign: Option<Box<Realign>>,
+    /// A `thin` kernel's expressions (it has no moves).
+    pub(crate) thin: Option<Box<Thin>>,
+    /// A `thin` kernel's one width ([`Kernel::with_width`]); `None` emits an
+    /// entry point per width.
+    pub(crate) width: Option<u32>,
 }
 
 impl Kernel {
@@ -176,6 +189,39 @@ impl Kernel {
             self.quotients,
             self.order,
         ))
+    }
+
+    /// This `thin` kernel for sources of `cols` columns alone: one entry point
+    /// (`<entry>_w<cols>`) whose width is a constant, its stage sized for that
+    /// width. Unspecialized, a thin kernel's source holds an entry point per
+    /// width ([`crate::kernel::thin::thin_widths`]); the runtime launches the
+    /// one of the call's width. Each has its own registers: one kernel that
+    /// switched on the width took the widest case's (255, spilling).
+    ///
+    /// ```
+    /// use bankfree_gen::{emit, Kernel, TransposeSpec};
+    /// let k = Kernel::build(TransposeSpec::thin(1)?)?.with_width(11)?;
+    /// assert_eq!(k.entry_name(), "bankfree_transpose_t32_r8_e1_v4_pad0_thin_w11");
+    /// assert!(emit(&k).contains("constexpr bf_index cols = 11;"));
+    /// assert!(Kernel::build(TransposeSpec::thin(1)?)?.with_width(33).is_err());
+    /// # Ok::<(), bankfree_gen::SpecError>(())
+    /// ```
+    pub fn with_width(&self, cols: u32) -> Result<Kernel, SpecError> {
+        if !self.spec.geometry.thins() || !thin_widths().any(|c| c == cols) {
+            return Err(SpecError::Width {
+                cols,
+                form: self.spec.geometry.form,
+            });
+        }
+        Ok(Kernel {
+            width: Some(cols),
+            ..self.clone()
+        })
+    }
+
+    /// A `thin` kernel's one width, if it has one ([`Kernel::with_width`]).
+    pub fn width(&self) -> Option<u32> {
+        self.width
     }
 
     /// This `small` kernel with wider quotients ([`Quotients`]): each thread
@@ -313,6 +359,7 @@ impl Kernel {
             kernel_lets.push(tiling.tiles_y.clone());
         }
         let mut realign = None;
+        let mut thin = None;
         let (tile_lets, moves) = match geometry.form {
             Form::Tall if geometry.packs() => packed_tall_moves(&geometry, layout, &tiling, &batch),
             Form::Tall | Form::Wide => narrow_moves(&geometry, layout, &tiling, words, &batch),
@@ -327,6 +374,11 @@ impl Kernel {
                 let (lets, moves, r) = realign_moves(&geometry, layout, &tiling, &batch);
                 realign = Some(Box::new(r));
                 (lets, moves)
+            }
+            Form::Thin => {
+                let (lets, t) = thin_exprs(&geometry, &batch);
+                thin = Some(Box::new(t));
+                (lets, Vec::new())
             }
         };
         Kernel {
@@ -346,6 +398,8 @@ impl Kernel {
             more: tiling.more,
             moves,
             realign,
+            thin,
+            width: None,
         }
     }
 
@@ -434,6 +488,11 @@ impl Kernel {
         self.realign.as_deref()
     }
 
+    /// A `thin` kernel's expressions (`None` for the other forms).
+    pub fn thin(&self) -> Option<&Thin> {
+        self.thin.as_deref()
+    }
+
     /// The spec and layout this kernel was built from.
     pub fn variant(&self) -> Variant {
         Variant {
@@ -444,8 +503,12 @@ impl Kernel {
 
     /// Shared memory per block, in bytes.
     pub fn shared_bytes(&self) -> u64 {
+        if let Some(cols) = self.width {
+            return u64::from(thin_stage_words(cols)) * 4;
+        }
         // Word arrays keep a plane per word; a packed chunk holds elements.
-        let planes = if self.spec.geometry.packs() || self.spec.geometry.realigns() {
+        let g = &self.spec.geometry;
+        let planes = if g.packs() || g.realigns() || g.thins() {
             1
         } else {
             self.words

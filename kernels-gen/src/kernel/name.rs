@@ -12,7 +12,7 @@ impl Kernel {
     /// resolution, shared memory.
     pub fn describe(&self) -> String {
         let (s, g) = (&self.spec, &self.spec.geometry);
-        let vec = if g.realigns() {
+        let vec = if g.realigns() || g.thins() {
             format!(", {} elements per 32-bit word", g.vec)
         } else if g.vec > 1 && g.form == Form::Planar {
             format!(", {} elements per 16-byte vector", g.vec)
@@ -71,6 +71,12 @@ impl Kernel {
             Form::Realign => format!(
                 "realign tile {0} x {0} (rows read as realigned 16-byte vectors, each destination row written as whole words from a 32-byte sector boundary)",
                 g.tile_elems()
+            ),
+            Form::Thin => format!(
+                "thin: runs of {} blocks of {} source rows of up to {} columns, each lane transposing a block in registers and storing whole destination words",
+                crate::kernel::thin::THIN_BLOCKS - 1,
+                g.vec,
+                crate::kernel::thin::THIN_MAX_COLS
             ),
             Form::Planar => format!(
                 "planar: runs of {} blocks of {} source rows of up to {} columns, each transposed in registers",
@@ -139,6 +145,9 @@ impl Kernel {
             Quotients::Any => outer.push_str("_q64m"),
         }
         outer.push_str(self.order.suffix());
+        if let Some(cols) = self.width {
+            outer.push_str(&format!("_w{cols}"));
+        }
         format!(
             "bankfree_transpose_t{}_r{}_e{}{vec}_{}{form}{outer}",
             g.tile, g.block_rows, g.elem_bytes, strat

@@ -186,10 +186,7 @@ pub(crate) fn packed_tall_moves(
     let shared = |q: Expr| Place {
         mem: Mem::Shared,
         index: match layout {
-            Layout::Xor(z) => {
-                let key = (q.clone() >> i64::from(z.m + z.s)).and(t.low.clone() - 1);
-                q.xor(key << i64::from(z.m))
-            }
+            Layout::Xor(z) => z.flat(q, t.low.clone() - 1),
             _ => q,
         },
     };

@@ -80,7 +80,7 @@ impl FromStr for Form {
             .find(|f| f.to_string() == s.trim())
             .ok_or_else(|| SpecError::Form {
                 value: s.into(),
-                why: "expected tile, skew, tall, wide, small, strip, copy, planar or realign"
+                why: "expected tile, skew, tall, wide, small, strip, copy, planar, realign or thin"
                     .into(),
             })
     }
@@ -138,6 +138,8 @@ pub enum SpecError {
         form: Form,
         vec: u32,
     },
+    #[error("a `{form}` kernel for sources of {cols} columns: only a `thin` kernel is built per width, for the widths it takes (2 to {max})", max = crate::kernel::geometry::THIN_MAX_COLS)]
+    Width { cols: u32, form: Form },
     #[error("wider quotients on a `{form}` kernel: only a `small` kernel divides per element")]
     Quotients { form: Form },
     #[error("tiles taken down the columns on a `{form}` kernel: only the `tile` and `skew` forms have rows and columns of tiles")]
@@ -247,6 +249,21 @@ impl TransposeSpec {
         TransposeSpec::new(32, elem_bytes, Strategy::Xor)?.with_form(Form::Realign)
     }
 
+    /// The `thin` kernel for 1- or 2-byte elements (32 x 8 threads, `vec = 4 /
+    /// elem_bytes` elements to a word, its stage unpadded and swizzled per
+    /// width: [`crate::kernel::thin::stage_swizzle`]), validated.
+    ///
+    /// ```
+    /// use bankfree_gen::{Kernel, TransposeSpec};
+    /// let k = Kernel::build(TransposeSpec::thin(2)?)?;
+    /// assert_eq!(k.entry_name(), "bankfree_transpose_t32_r8_e2_v2_pad0_thin");
+    /// assert!(TransposeSpec::thin(4).is_err());
+    /// # Ok::<(), bankfree_gen::SpecError>(())
+    /// ```
+    pub fn thin(elem_bytes: u32) -> Result<Self, SpecError> {
+        TransposeSpec::new(32, elem_bytes, Strategy::Pad(None))?.with_form(Form::Thin)
+    }
+
     /// The same spec in another [`Form`], validated. A `small` or `strip`
     /// kernel's `vec` is its element size's ([`small_vec`]), a tall kernel's of 1-
     /// or 2-byte elements the elements of a 32-bit word, a planar kernel's those
@@ -262,7 +279,7 @@ impl TransposeSpec {
             if form == Form::Planar && g.vec == 1 {
                 g.vec = 16 / g.elem_bytes.max(1);
             }
-            if form == Form::Realign && g.vec == 1 && g.elem_bytes < 4 {
+            if matches!(form, Form::Realign | Form::Thin) && g.vec == 1 && g.elem_bytes < 4 {
                 g.vec = 4 / g.elem_bytes;
             }
             if form == Form::Realign && g.block_rows == 8 {
@@ -296,6 +313,9 @@ impl TransposeSpec {
         }
         if g.form == Form::Realign {
             return self.validate_realign();
+        }
+        if g.form == Form::Thin {
+            return self.validate_thin();
         }
         let allowed = allowed_block_rows(g.tile);
         if !allowed.contains(&g.block_rows) {
@@ -474,6 +494,52 @@ impl TransposeSpec {
                     .into(),
             ),
             Strategy::None | Strategy::Xor => Ok(()),
+        }
+    }
+
+    /// A `thin` kernel moves 1- or 2-byte elements as 32-bit words (`vec = 4 /
+    /// elem_bytes`) with 32 x 8 threads (a lane per block of rows, 31 blocks per
+    /// warp), through a shared stage whose pitch is the source's width.
+    fn validate_thin(&self) -> Result<(), SpecError> {
+        let g = &self.geometry;
+        let bad = |why: String| {
+            Err(SpecError::Form {
+                value: g.form.to_string(),
+                why,
+            })
+        };
+        if !matches!(g.elem_bytes, 1 | 2) {
+            return bad(format!(
+                "a thin kernel packs 1- or 2-byte elements into 32-bit words, not {}-byte ones; \
+                 a tall kernel moves wider elements",
+                g.elem_bytes
+            ));
+        }
+        if g.vec != 4 / g.elem_bytes {
+            return Err(SpecError::Vec {
+                value: g.vec,
+                elem_bytes: g.elem_bytes,
+                why: format!(
+                    "a thin kernel moves 32-bit words; use vec = {}",
+                    4 / g.elem_bytes
+                ),
+            });
+        }
+        if (g.tile, g.block_rows) != (32, 8) {
+            return bad(format!(
+                "a thin kernel runs 32 x 8 threads (tile = 32, block_rows = 8: a lane per block \
+                 of rows, 31 blocks per warp), not {} x {}",
+                g.tile, g.block_rows
+            ));
+        }
+        match self.strategy {
+            Strategy::Pad(_) | Strategy::None => Ok(()),
+            Strategy::Naive => bad("it works through shared memory; naive has none".into()),
+            Strategy::Xor | Strategy::Rotate => bad(
+                "a thin kernel's stage is a flat run of blocks whose pitch is the width, \
+                 swizzled per width by the generator; use strategy = pad"
+                    .into(),
+            ),
         }
     }
 

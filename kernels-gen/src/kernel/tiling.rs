@@ -126,6 +126,20 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
                 ..Tiling::new(lets, ntiles.clone(), Less(v(Var::Tile), ntiles))
             }
         }
+        Form::Thin => {
+            // Runs of `vec * 248` rows; each destination row's words start up to
+            // `vec - 1` positions early, so they cover `rows + vec - 1`.
+            let run = i64::from(g.vec * crate::kernel::thin::THIN_RUN * g.block_rows);
+            let ntiles = Expr::named(
+                "ntiles",
+                (v(Var::Rows) + (i64::from(g.vec) - 1) + (run - 1)) / run,
+            );
+            Tiling::new(
+                vec![ntiles.clone()],
+                ntiles.clone(),
+                Less(v(Var::Tile), ntiles),
+            )
+        }
         Form::Strip => {
             // Matrices whose destination is one run of `rows * cols` elements,
             // covered from the vector boundary before it (up to `vec - 1` more).

@@ -17,9 +17,11 @@ use crate::kernel::geometry::{Form, Quotients, MAX_NARROW, PLANAR_MAX_COLS, SMAL
 use crate::kernel::launch::{dynamic_shared_bytes, MAX_GRID_X, MAX_GRID_Y};
 use crate::kernel::layout::Layout;
 use crate::kernel::order::TileOrder;
+use crate::kernel::thin::{thin_min_blocks, thin_widths};
 use crate::kernel::Kernel;
 use crate::render::body::{access_type, body_of, INDEX_TYPE, VEC_TYPE};
 use crate::render::realign::realign_tile;
+use crate::render::thin::thin_tile;
 use crate::render::writer::CWriter;
 use std::fmt::{self, Write};
 
@@ -48,12 +50,27 @@ fn index_type(w: &mut CWriter, entry: &str) -> fmt::Result {
 }
 
 fn write_kernel(w: &mut CWriter, k: &Kernel) -> fmt::Result {
+    header(w, k)?;
+    if k.thin.is_some() && k.width.is_none() {
+        // An entry point per width, each with its own registers.
+        for c in thin_widths() {
+            if let Ok(one) = k.with_width(c) {
+                writeln!(w)?;
+                write_entry(w, &one)?;
+            }
+        }
+        return Ok(());
+    }
+    write_entry(w, k)
+}
+
+/// One `extern "C"` entry point (after the header).
+fn write_entry(w: &mut CWriter, k: &Kernel) -> fmt::Result {
     let g = &k.spec.geometry;
     let ty = access_type(k);
-    header(w, k)?;
     let name = k.entry_name();
     index_type(w, &name)?;
-    if g.vec > 1 && !g.realigns() {
+    if g.vec > 1 && !g.realigns() && !g.thins() {
         writeln!(
             w,
             "struct __align__({}) {VEC_TYPE} {{ {} e[{}]; }};\n",
@@ -62,11 +79,17 @@ fn write_kernel(w: &mut CWriter, k: &Kernel) -> fmt::Result {
             g.vec
         )?;
     }
-    writeln!(
-        w,
-        "extern \"C\" __global__ void __launch_bounds__({})\n{name}(",
-        g.threads()
-    )?;
+    // A thin kernel names its blocks per SM, per index build (`thin_min_blocks`).
+    let t = g.threads();
+    let bounds = match k.width {
+        Some(c) => format!(
+            "\n#ifdef {INDEX64_DEFINE}\n__launch_bounds__({t}, {})\n#else\n__launch_bounds__({t}, {})\n#endif\n",
+            thin_min_blocks(c, true),
+            thin_min_blocks(c, false)
+        ),
+        None => format!(" __launch_bounds__({t})\n"),
+    };
+    writeln!(w, "extern \"C\" __global__ void{bounds}{name}(")?;
     w.indent();
     writeln!(w, "const {ty}* __restrict__ src,")?;
     write!(w, "{ty}* __restrict__ dst")?;
@@ -80,7 +103,7 @@ fn write_kernel(w: &mut CWriter, k: &Kernel) -> fmt::Result {
     writeln!(w, ")")?;
     w.scope(|w| {
         // A realign kernel's shared tile holds 32-bit words.
-        let ty = if g.realigns() { "unsigned" } else { ty };
+        let ty = if g.realigns() || g.thins() { "unsigned" } else { ty };
         if k.layout != Layout::Direct {
             if dynamic_shared_bytes(k.shared_bytes()) > 0 {
                 // One byte array for every kernel (extern shared arrays share one
@@ -108,6 +131,7 @@ fn write_kernel(w: &mut CWriter, k: &Kernel) -> fmt::Result {
         }
         if k.tile_lets.iter().any(|l| l.uses(Var::DstOff))
             || k.moves.iter().any(|m| m.to.index.uses(Var::DstOff))
+            || k.thin.is_some()
         {
             // The pointer's position modulo the sector period (`Geometry::sector_phase`):
             // its address over the element's power-of-two part, times the inverse
@@ -121,9 +145,9 @@ fn write_kernel(w: &mut CWriter, k: &Kernel) -> fmt::Result {
                 Var::DstOff.c_name(),
             )?;
         }
-        if k.realign.is_some() {
+        if k.realign.is_some() || k.thin.is_some() {
             // The source pointer's position in elements: the kernel finds the
-            // aligned 16-byte vectors around each row with it.
+            // aligned 16-byte vectors around each row (or run) with it.
             writeln!(
                 w,
                 "const {INDEX_TYPE} {} = ({INDEX_TYPE})((unsigned long long)src / {});",
@@ -158,6 +182,8 @@ fn tile_loop(w: &mut CWriter, k: &Kernel) -> fmt::Result {
         }
         if let Some(r) = k.realign() {
             realign_tile(w, k, r)?;
+        } else if let (Some(t), Some(cols)) = (k.thin(), k.width) {
+            thin_tile(w, k, t, cols)?;
         } else {
             for (i, mv) in k.moves.iter().enumerate() {
                 if i > 0 {
@@ -178,7 +204,13 @@ fn tile_loop(w: &mut CWriter, k: &Kernel) -> fmt::Result {
 
 fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
     let (s, g) = (&k.spec, &k.spec.geometry);
-    let elem = if g.realigns() {
+    let elem = if g.thins() {
+        format!(
+            "{v} x {u} per 32-bit word; a lane transposes a block of {v} source rows",
+            v = g.vec,
+            u = g.elem_unit().c_type()
+        )
+    } else if g.realigns() {
         format!(
             "{v} x {u} per 32-bit word; a lane reads {c} columns of a row per step",
             v = g.vec,
@@ -228,7 +260,7 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
         "// Generated by bankfree-gen {}. Do not edit: change the spec.",
         env!("CARGO_PKG_VERSION")
     )?;
-    if g.gathers() || g.packs() || g.form == Form::Planar || g.realigns() {
+    if g.gathers() || g.packs() || g.form == Form::Planar || g.realigns() || g.thins() {
         writeln!(
             h,
             "// spec:     block {t} x {r} threads ({i} steps per thread), {b}-byte elements ({elem})",
@@ -320,6 +352,18 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
                 e = g.sector_elems() - 1
             )?;
         }
+        Form::Thin => {
+            writeln!(
+                h,
+                "// form:     thin: cols from 2 to {m}, src_ld == cols; a block stages {n} blocks of {v} source rows \
+                 (cols words each) as 16-byte vectors from the boundary below them, word w at w ^ ((w >> 5) & ((cols & -cols) - 1)); lane tx of warp ty transposes block \
+                 31 * ty + tx in registers and stores whole dst words, each funnel-shifted with the lane before's \
+                 (lane 0 stores none); an entry point per width, cols a constant in each",
+                m = crate::kernel::thin::THIN_MAX_COLS,
+                n = crate::kernel::thin::THIN_BLOCKS,
+                v = g.vec
+            )?;
+        }
         Form::Planar => {
             writeln!(
                 h,
@@ -344,7 +388,7 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
         }
     }
     writeln!(h, "// strategy: {} -> {}", s.strategy, k.layout)?;
-    let planes = if k.words > 1 && !g.packs() && !g.realigns() {
+    let planes = if k.words > 1 && !g.packs() && !g.realigns() && !g.thins() {
         format!("{} planes of ", k.words)
     } else {
         String::new()
@@ -363,6 +407,15 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
             k.shared_bytes(),
             g.shared_units(k.layout),
             access_type(k)
+        ),
+        (_, Form::Thin) => format!(
+            "{} bytes per block (tile[{}] of unsigned: the stage, its blocks cols words apart, swizzled for even cols){}",
+            k.shared_bytes(),
+            k.shared_units(),
+            match k.width {
+                Some(c) => format!(", for {c} columns"),
+                None => " for the widest source; each width's entry point sizes its own".into(),
+            }
         ),
         (l, _) => format!(
             "{} bytes per block ({planes}tile[{}][{}] of {})",
@@ -418,6 +471,11 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
         )?;
     } else if g.vec > 1 && g.gathers() {
         writeln!(h, "//           needs dst {}-byte aligned", g.vec_bytes())?;
+    } else if g.thins() {
+        writeln!(
+            h,
+            "//           any rows, dst pitch, stride and pointer; stores whole 32-bit words where they lie in the matrix"
+        )?;
     } else if g.realigns() {
         writeln!(
             h,
@@ -465,6 +523,11 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
         Form::Strip => "ntiles = chunks of rows * cols".to_string(),
         Form::Copy => "ntiles = chunks of rows * cols / vec".to_string(),
         Form::Planar => "ntiles = chunks of rows / vec".to_string(),
+        Form::Thin => format!(
+            "ntiles = runs of {} rows with rows + {}",
+            g.vec * crate::kernel::thin::THIN_RUN * g.block_rows,
+            g.vec - 1
+        ),
         Form::Realign => format!(
             "ntiles = tiles of {} with rows + {}",
             g.tile_elems(),

@@ -5,4 +5,5 @@ mod body;
 pub mod cuda;
 mod realign;
 pub mod svg;
+mod thin;
 pub mod writer;

@@ -214,6 +214,9 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     // Planar before the tall kernels of 1- and 2-byte elements, whose gathers from
     // shared memory take a load per element (docs/design.md has the figures).
     let planar = (e <= 2).then(|| TransposeSpec::planar(e));
+    // Thin before the tall kernels of 1- and 2-byte elements too: it reads each
+    // shared word once per block of rows where they gather every element.
+    let thin = (e <= 2).then(|| TransposeSpec::thin(e));
     // Realign for large 1- and 2-byte matrices no vec kernel takes (a side,
     // pitch or stride off 4, or a pointer off its vector; `fit::realign_min_side`
     // has the 1-byte figures). 2-byte ones against the skew tile (H100, `bench
@@ -232,6 +235,7 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
         TransposeSpec::small(e).ok(),
         strip.and_then(Result::ok),
         planar.and_then(Result::ok),
+        thin.and_then(Result::ok),
         narrow(Form::Tall).ok(),
         narrow(Form::Wide).ok(),
         realign.and_then(Result::ok),

@@ -1,0 +1,458 @@
+//! The simulator and the bank analysis of a `thin` kernel
+//! ([`crate::kernel::thin`]), both from the kernel's own expressions.
+//!
+//! The simulator runs a tile's stage thread by thread, then each warp's lanes
+//! together, column word by column word, as the GPU does: each lane's rows
+//! realigned by `__funnelshift_r`, transposed by the same
+//! [`network`] the emitter prints, and realigned to the destination's words
+//! with the word of the lane before (`__shfl_up_sync`). Besides what every
+//! simulated kernel is checked for, it fails on a 16-byte load or a word store
+//! that is not aligned for the pointers, and on a tile run without bounds
+//! checks where one would fail.
+//!
+//! The analysis evaluates every shared store of the stage and every shared load
+//! of the lanes' blocks, for every width the kernel runs and every position of
+//! the source pointer within a 16-byte vector.
+
+use crate::check::realign::{byte_perm, funnelshift_r, funnelshift_rc};
+use crate::check::walk::{check_writes, each_thread, walk, Grid, SimError, Stats};
+use crate::ir::expr::{Env, Var};
+use crate::ir::shape::Shape;
+use crate::ir::tape::{GuardTape, Tape};
+use crate::kernel::realign::{network, network_regs};
+use crate::kernel::thin::{stage_iters, thin_widths, Thin};
+use crate::kernel::Kernel;
+
+/// The buffers of one simulated run.
+struct State<'a> {
+    src: &'a [u8],
+    dst: &'a mut [u8],
+    stage: Vec<u32>,
+    fresh: Vec<bool>,
+    writes: Vec<u8>,
+    eb: usize,
+    src_off: i64,
+    dst_off: i64,
+    block: (u64, u64),
+    inside: bool,
+}
+
+impl State<'_> {
+    fn range(
+        mem: &'static str,
+        index: i64,
+        eb: usize,
+        n: usize,
+        len: usize,
+    ) -> Result<std::ops::Range<usize>, SimError> {
+        match usize::try_from(index) {
+            Ok(i) if i * eb + n <= len => Ok(i * eb..i * eb + n),
+            _ => Err(SimError::OutOfBounds {
+                mem,
+                index,
+                len: (len / eb) as u64,
+            }),
+        }
+    }
+
+    /// A guard that must hold in a tile run without bounds checks.
+    fn holds(&self, guard: &GuardTape, what: &'static str, env: &Env) -> Result<bool, SimError> {
+        let ok = guard.eval(env)?;
+        if self.inside && !ok {
+            let (bx, by) = self.block;
+            return Err(SimError::Interior {
+                bx,
+                by,
+                guard: what,
+            });
+        }
+        Ok(ok)
+    }
+
+    fn slot(&self, index: i64, n: usize) -> Result<usize, SimError> {
+        usize::try_from(index)
+            .ok()
+            .filter(|&i| i + n <= self.stage.len())
+            .ok_or(SimError::OutOfBounds {
+                mem: "tile",
+                index,
+                len: self.stage.len() as u64,
+            })
+    }
+
+    fn store(&mut self, index: i64, value: u32, n: usize) -> Result<u64, SimError> {
+        let r = Self::range("dst", index, self.eb, n * self.eb, self.dst.len())?;
+        let start = r.start / self.eb;
+        self.dst[r].copy_from_slice(&value.to_le_bytes()[..n * self.eb]);
+        for w in &mut self.writes[start..start + n] {
+            *w = w.saturating_add(1);
+        }
+        Ok(n as u64)
+    }
+}
+
+/// Runs a `thin` kernel over a shape it fits, with `env` holding the call's
+/// parameters and pointer phases.
+pub(crate) fn run(
+    kernel: &Kernel,
+    t: &Thin,
+    shape: &Shape,
+    (src, dst): (&[u8], &mut [u8]),
+    grid: Grid,
+    env: &mut Env,
+    ntiles: u64,
+) -> Result<Stats, SimError> {
+    if let Some(w) = kernel.width.filter(|&w| u64::from(w) != shape.cols) {
+        return Err(SimError::Width {
+            kernel: w,
+            shape: shape.cols,
+        });
+    }
+    let eb = kernel.spec.geometry.elem_bytes as usize;
+    let words = kernel.shared_units() as usize;
+    let mut s = State {
+        src,
+        writes: vec![0; dst.len() / eb],
+        dst,
+        stage: vec![0; words],
+        fresh: vec![false; words],
+        eb,
+        src_off: env.get(Var::SrcOff),
+        dst_off: env.get(Var::DstOff),
+        block: (0, 0),
+        inside: false,
+    };
+    let mut interior = 0;
+    let mut stats = walk(kernel, shape, grid, env, ntiles, |env, block| {
+        s.block = block;
+        s.inside = t.interior.eval(env)?;
+        interior += u64::from(s.inside);
+        s.fresh.iter_mut().for_each(|f| *f = false);
+        stage(kernel, t, &mut s, env)?;
+        columns(kernel, t, &mut s, env)
+    })?;
+    check_writes(kernel, shape, &s.writes, stats.unit_writes, eb as u32)?;
+    stats.interior = interior;
+    Ok(stats)
+}
+
+/// Every thread's stage vectors: loaded whole where they lie in the matrix,
+/// else element by element, and stored to shared memory.
+fn stage(kernel: &Kernel, t: &Thin, s: &mut State<'_>, env: &mut Env) -> Result<(), SimError> {
+    let g = &kernel.spec.geometry;
+    let (eb, vec) = (s.eb, g.vec as usize);
+    let per = 16 / eb;
+    let cols = u32::try_from(env.get(Var::Cols)).unwrap_or(0);
+    let gt = |x| GuardTape::per_thread(x, env);
+    let tp = |x| Tape::per_thread(x, env);
+    let (staged, whole, elem_in) = (gt(&t.staged), gt(&t.whole), gt(&t.elem_in));
+    let (load, elem, slot, turn) = (tp(&t.load), tp(&t.elem), tp(&t.slot), tp(&t.turn));
+    each_thread(kernel, env, |env| {
+        for j in 0..stage_iters(g, cols) {
+            env.set(Var::J, i64::from(j));
+            if !staged.eval(env)? {
+                continue;
+            }
+            let mut x = [0u32; 4];
+            if s.holds(&whole, "16-byte vector", env)? {
+                let at = load.eval(env)?;
+                if (at + s.src_off).rem_euclid(per as i64) != 0 {
+                    return Err(SimError::Misaligned {
+                        index: at,
+                        n: per as u32,
+                    });
+                }
+                let r = State::range("src", at, eb, 16, s.src.len())?;
+                let b = &s.src[r];
+                for (q, w) in x.iter_mut().enumerate() {
+                    *w = u32::from_le_bytes([b[4 * q], b[4 * q + 1], b[4 * q + 2], b[4 * q + 3]]);
+                }
+            } else {
+                for k in 0..per {
+                    env.set(Var::K, k as i64);
+                    if elem_in.eval(env)? {
+                        let r = State::range("src", elem.eval(env)?, eb, eb, s.src.len())?;
+                        let e = s.src[r]
+                            .iter()
+                            .rev()
+                            .fold(0u32, |v, &b| (v << 8) | u32::from(b));
+                        x[k / vec] |= e << (8 * eb * (k % vec));
+                    }
+                }
+            }
+            let at = slot.eval(env)?;
+            if at.rem_euclid(4) != 0 {
+                return Err(SimError::Misaligned { index: at, n: 4 });
+            }
+            let i = s.slot(at, 4)?;
+            // Word `q` of the vector at `slot + (q ^ turn)`.
+            let tn = usize::try_from(turn.eval(env)?).unwrap_or(usize::MAX);
+            for (q, &word) in x.iter().enumerate() {
+                let at = i + (q ^ tn);
+                if at >= i + 4 {
+                    return Err(SimError::Misaligned {
+                        index: at as i64,
+                        n: 4,
+                    });
+                }
+                s.stage[at] = word;
+            }
+            s.fresh[i..i + 4].iter_mut().for_each(|f| *f = true);
+        }
+        Ok(())
+    })
+}
+
+/// Every warp's lanes together, column word by column word.
+/// Returns the destination elements written and the words stored whole.
+fn columns(
+    kernel: &Kernel,
+    t: &Thin,
+    s: &mut State<'_>,
+    env: &mut Env,
+) -> Result<(u64, u64), SimError> {
+    let mut done = (0, 0);
+    let g = &kernel.spec.geometry;
+    let vec = g.vec as usize;
+    let cols = usize::try_from(env.get(Var::Cols)).unwrap_or(0);
+    let tp = |x| Tape::per_thread(x, env);
+    let gt = |x| GuardTape::per_thread(x, env);
+    let (read, row_shift, shift, to, part_to) = (
+        tp(&t.read),
+        tp(&t.row_shift),
+        tp(&t.shift),
+        tp(&t.to),
+        tp(&t.part_to),
+    );
+    let (stores, full, part) = (gt(&t.stores), gt(&t.full), gt(&t.part));
+    let (net, regs) = (network(g.vec), network_regs(g.vec));
+    for ty in 0..g.block_rows {
+        env.set(Var::Ty, i64::from(ty));
+        let lane_env = |env: &mut Env, lane: usize| env.set(Var::Tx, lane as i64);
+        // Each lane's word before the current one of each row.
+        let mut lo = vec![vec![0u32; vec]; 32];
+        for (lane, lo) in lo.iter_mut().enumerate() {
+            lane_env(env, lane);
+            env.set(Var::J, 0);
+            for (rk, w) in lo.iter_mut().enumerate() {
+                env.set(Var::Row, rk as i64);
+                *w = shared(s, read.eval(env)?)?;
+            }
+        }
+        for q in 0..cols.div_ceil(vec) {
+            // Each column's word, per lane.
+            let mut out = vec![[0u32; 32]; vec];
+            for lane in 0..32 {
+                lane_env(env, lane);
+                env.set(Var::J, q as i64 + 1);
+                let mut p = vec![0u32; regs];
+                for (rk, reg) in p.iter_mut().take(vec).enumerate() {
+                    env.set(Var::Row, rk as i64);
+                    let hi = shared(s, read.eval(env)?)?;
+                    *reg = funnelshift_r(lo[lane][rk], hi, row_shift.eval(env)? as u32);
+                    lo[lane][rk] = hi;
+                }
+                for step in net {
+                    p[step.out] = byte_perm(p[step.a], p[step.b], step.sel);
+                }
+                for (col, &word) in out.iter_mut().zip(&p[regs - vec..]) {
+                    col[lane] = word;
+                }
+            }
+            for (m, col) in out.iter().enumerate() {
+                let c = q * vec + m;
+                if c >= cols {
+                    continue;
+                }
+                env.set(Var::K, c as i64);
+                for lane in 0..32 {
+                    lane_env(env, lane);
+                    if !stores.eval(env)? {
+                        continue;
+                    }
+                    // `__shfl_up_sync(.., 1)`: the lane before's value.
+                    let prev = col[lane.saturating_sub(1)];
+                    let wv = funnelshift_rc(prev, col[lane], shift.eval(env)? as u32);
+                    if s.holds(&full, "whole-word store", env)? {
+                        let at = to.eval(env)?;
+                        if (at + s.dst_off).rem_euclid(vec as i64) != 0 {
+                            return Err(SimError::Misaligned {
+                                index: at,
+                                n: vec as u32,
+                            });
+                        }
+                        done.0 += s.store(at, wv, vec)?;
+                        done.1 += 1;
+                    } else {
+                        for rk in 0..vec {
+                            env.set(Var::Row, rk as i64);
+                            if part.eval(env)? {
+                                done.0 += s.store(part_to.eval(env)?, wv >> (8 * s.eb * rk), 1)?;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(done)
+}
+
+/// A stage word the tile wrote.
+fn shared(s: &State<'_>, index: i64) -> Result<u32, SimError> {
+    let i = s.slot(index, 1)?;
+    if !s.fresh[i] {
+        let (bx, by) = s.block;
+        return Err(SimError::StaleShared { bx, by, index });
+    }
+    Ok(s.stage[i])
+}
+
+/// The parameter sets of the analysis: a large matrix's second tile, for every
+/// width and every source pointer position within a 16-byte vector.
+fn envs(kernel: &Kernel) -> Vec<Env> {
+    let g = &kernel.spec.geometry;
+    let per = 16 / i64::from(g.elem_bytes);
+    thin_widths()
+        .flat_map(|c| (0..per).map(move |off| (c, off)))
+        .map(|(c, off)| {
+            let mut env = Env::default();
+            let rows = 1 << 20;
+            for (v, x) in [
+                (Var::Rows, rows),
+                (Var::Cols, i64::from(c)),
+                (Var::SrcLd, i64::from(c)),
+                (Var::DstLd, rows),
+                (Var::Batches, 1),
+                (Var::SrcOff, off),
+                (Var::Tile, 1),
+            ] {
+                env.set(v, x);
+            }
+            env
+        })
+        .collect()
+}
+
+/// One warp's execution of one of the kernel's two shared instructions (the
+/// analysis sums them into its report).
+pub(crate) struct Exec {
+    /// `store` (the stage's vectors) or `load` (the lanes' words).
+    pub kind: &'static str,
+    pub index: &'static str,
+    /// Access width in bytes.
+    pub width: u32,
+    /// Warp, iteration (`Var::J`) and row (`Var::Row`; 0 for the stage).
+    pub at: [u32; 3],
+    /// Each lane's byte address (`None` where it is off), or why one could
+    /// not be evaluated.
+    pub addrs: Result<Vec<Option<u64>>, String>,
+}
+
+/// Every execution of the stage's vector store and the lanes' word load, over
+/// every width, pointer position, warp and iteration.
+pub(crate) fn executions(kernel: &Kernel, t: &Thin) -> Vec<Exec> {
+    let g = &kernel.spec.geometry;
+    let mut out = Vec::new();
+    for env in envs(kernel) {
+        let cols = u32::try_from(env.get(Var::Cols)).unwrap_or(0);
+        let staged = GuardTape::per_thread(&t.staged, &env);
+        let (slot, read) = (
+            Tape::per_thread(&t.slot, &env),
+            Tape::per_thread(&t.read, &env),
+        );
+        for warp in 0..g.block_rows {
+            for j in 0..stage_iters(g, cols) {
+                let addrs = lanes(&env, warp, |e| {
+                    e.set(Var::J, i64::from(j));
+                    Ok(if staged.eval(e)? {
+                        Some(slot.eval(e)? * 4)
+                    } else {
+                        None
+                    })
+                });
+                out.push(Exec {
+                    kind: "store",
+                    index: "slot",
+                    width: 16,
+                    at: [warp, j, 0],
+                    addrs,
+                });
+            }
+            for rk in 0..g.vec {
+                for j in 0..=cols.div_ceil(g.vec) {
+                    let addrs = lanes(&env, warp, |e| {
+                        e.set(Var::Row, i64::from(rk));
+                        e.set(Var::J, i64::from(j));
+                        Ok(Some(read.eval(e)? * 4))
+                    });
+                    out.push(Exec {
+                        kind: "load",
+                        index: "read",
+                        width: 4,
+                        at: [warp, j, rk],
+                        addrs,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Each lane's byte address in warp `warp` (`None` where the lane is off), or
+/// why one could not be evaluated.
+fn lanes(
+    base: &Env,
+    warp: u32,
+    addr: impl Fn(&mut Env) -> Result<Option<i64>, crate::ir::expr::EvalError>,
+) -> Result<Vec<Option<u64>>, String> {
+    let mut env = base.clone();
+    env.set(Var::Ty, i64::from(warp));
+    (0..32)
+        .map(|lane| {
+            env.set(Var::Tx, lane);
+            match addr(&mut env) {
+                Ok(a) => Ok(a.and_then(|a| u64::try_from(a).ok())),
+                Err(e) => Err(e.to_string()),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw::bank::{self, Model};
+    use crate::kernel::spec::TransposeSpec;
+
+    #[test]
+    fn the_swizzle_separates_the_blocks_of_an_even_width() {
+        // Blocks an even number of words apart: unswizzled, the lanes' loads
+        // conflict (2-way for a width of 6, 32-way for 32); the stage swizzle
+        // puts them in 32 banks, as an odd width is by itself.
+        let k = Kernel::build(TransposeSpec::thin(1).expect("spec")).expect("builds");
+        let t = k.thin().expect("thin");
+        for (cols, unswizzled) in [(6, 2), (32, 32), (7, 1)] {
+            let mut env = envs(&k).remove(0);
+            env.set(Var::Cols, cols);
+            let ways = |index: &crate::ir::expr::Expr| {
+                let at = Tape::per_thread(index, &env);
+                let addrs = lanes(&env, 0, |e| {
+                    e.set(Var::Row, 1);
+                    e.set(Var::J, 2);
+                    Ok(Some(at.eval(e)? * 4))
+                })
+                .expect("addresses");
+                let acc = bank::analyze(Model::Hopper, 4, &addrs).expect("analyzable");
+                acc.wavefronts / acc.ideal
+            };
+            assert_eq!(ways(&t.word), unswizzled, "cols = {cols}");
+            assert_eq!(ways(&t.read), 1, "cols = {cols}");
+        }
+        let report = k.analyze(Model::Hopper);
+        assert!(report.conflict_free, "{}", report.verdict());
+        assert_eq!(report.instructions.len(), 2);
+        assert_eq!(report.instructions[0].width, 16);
+    }
+}

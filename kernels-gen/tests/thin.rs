@@ -1,0 +1,135 @@
+//! The `thin` kernels run on the simulator over every width they take, with
+//! rows around their tiles' edges, pitched destinations, batches and outer
+//! axes, at every source phase in a 16-byte vector and every destination phase
+//! in a word, in both index builds: the output must equal a plain CPU transpose
+//! byte for byte, every vector load and word store must be aligned, and nothing
+//! outside the destination may change.
+
+mod common;
+
+use bankfree_gen::check::fit::{refusal, Refusal};
+use bankfree_gen::check::sim::{self, Grid, Offsets};
+use bankfree_gen::ir::shape::{Axis, Outer};
+use bankfree_gen::{Kernel, Model, Shape, TransposeSpec};
+use common::noise;
+
+/// Runs `kernel` on `shape` at pointer phases `at` in the build `index32`, on
+/// `grid` (the launcher's with `None`), and compares with the reference;
+/// returns how many tiles ran by the body without bounds checks.
+fn check(kernel: &Kernel, shape: &Shape, at: Offsets, index32: bool, grid: Option<Grid>) -> u64 {
+    let e = kernel.spec().geometry.elem_bytes as usize;
+    let src = noise(shape.src_elems().expect("valid shape") as usize * e, 21);
+    let mut want = noise(shape.dst_elems().expect("valid shape") as usize * e, 22);
+    let mut got = want.clone();
+    sim::reference(shape, e, &src, &mut want).expect("reference");
+    let stats =
+        sim::run_offsets(kernel, shape, &src, &mut got, grid, at, index32).unwrap_or_else(|err| {
+            panic!(
+                "{} on {shape:?} at {at:?} (32-bit {index32}): {err}",
+                kernel.entry_name()
+            )
+        });
+    assert!(
+        got == want,
+        "{} on {shape:?} at {at:?} (32-bit {index32}): output differs",
+        kernel.entry_name()
+    );
+    stats.interior
+}
+
+fn thin(e: u32) -> Kernel {
+    Kernel::build(TransposeSpec::thin(e).expect("valid")).expect("builds")
+}
+
+#[test]
+fn thin_kernels_cover_every_element_once_at_every_width_and_phase() {
+    for e in [1u32, 2] {
+        let kernel = thin(e);
+        assert!(kernel.analyze(Model::Hopper).conflict_free, "{e}-byte");
+        let (per, vec) = (u64::from(16 / e), u64::from(4 / e));
+        let tile = 248 * vec;
+        let mut interior = 0;
+        for cols in 2..=32 {
+            // The entry point the runtime launches for this width.
+            let one = kernel.with_width(cols as u32).expect("a thin width");
+            // Less than a tile, a tile and a ragged edge, three tiles and more.
+            for rows in [1, 5, tile - 1, tile + 3, 3 * tile + 7] {
+                let shape = Shape {
+                    dst_ld: rows + 2 * (cols % 3),
+                    ..Shape::new(rows, cols)
+                };
+                assert_eq!(refusal(&kernel.spec().geometry, &shape), None);
+                // Every source phase and every destination phase in a word
+                // (the widest width and shape at every pair).
+                let phases: Vec<(u64, u64)> = if (cols == 31 || cols == 32) && rows == 3 * tile + 7
+                {
+                    (0..per)
+                        .flat_map(|s| (0..vec).map(move |d| (s, d)))
+                        .collect()
+                } else {
+                    vec![(cols % per, rows % vec), (per - 1, 0)]
+                };
+                for (s, d) in phases {
+                    let at = Offsets { src: s, dst: d };
+                    for index32 in [false, true] {
+                        interior += check(&one, &shape, at, index32, None);
+                    }
+                }
+            }
+        }
+        assert!(interior > 0, "{e}-byte: no tile ran the unchecked body");
+        // Batches with gaps and an outer axis, on a grid smaller than the work.
+        let mut batched = Shape::batched(3, tile + 5, 13);
+        batched.src_batch_stride += 7;
+        batched.dst_batch_stride += 3;
+        let even = kernel.with_width(24).expect("a thin width");
+        let mut batched24 = Shape::batched(3, tile + 5, 24);
+        batched24.src_batch_stride += 5;
+        check(&even, &batched24, Offsets { src: 3, dst: 1 }, true, None);
+        let small = Some(Grid { x: 1, y: 2 });
+        check(&kernel, &batched, Offsets { src: 5, dst: 1 }, false, small);
+        let outer = kernel.with_outer(1).expect("outer axes");
+        let mut s = Shape::batched(4, tile + 5, 13);
+        s.outer = Outer::new(&[Axis {
+            ext: 2,
+            src: 3 * s.src_batch_stride + 1,
+            dst: 3 * s.dst_batch_stride + 1,
+        }])
+        .expect("one axis");
+        check(&outer, &s, Offsets { src: 3, dst: 0 }, true, None);
+    }
+}
+
+#[test]
+fn thin_kernels_take_widths_from_2_to_32_stored_as_one_run() {
+    let g = thin(1).spec().geometry;
+    for cols in [0, 1, 33, 64] {
+        assert_eq!(
+            refusal(&g, &Shape::new(5000, cols)),
+            Some(Refusal::ThinWidth { cols })
+        );
+    }
+    let pitched = Shape {
+        src_ld: 14,
+        ..Shape::new(5000, 13)
+    };
+    let r = refusal(&g, &pitched).expect("refused");
+    assert!(r.to_string().contains("src_ld = 14"), "{r}");
+    assert!(TransposeSpec::thin(4).is_err());
+    // An entry point of one width runs that width alone.
+    let w11 = thin(1).with_width(11).expect("a thin width");
+    let err = sim::run(
+        &w11,
+        &Shape::new(5000, 13),
+        &[0; 65000],
+        &mut [0; 65000],
+        None,
+    )
+    .expect_err("another width");
+    assert!(err.to_string().contains("with_width(13)"), "{err}");
+    assert!(thin(1).with_width(13).is_ok());
+    assert!(Kernel::build(TransposeSpec::realign(1).expect("valid"))
+        .expect("builds")
+        .with_width(13)
+        .is_err());
+}
