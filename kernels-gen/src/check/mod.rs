@@ -5,6 +5,7 @@
 pub mod analysis;
 pub mod fit;
 pub mod index32;
+mod memory;
 #[cfg(test)]
 mod mutants;
 pub mod realign;

@@ -14,6 +14,7 @@
 //! assert_eq!(funnelshift_rc(0xAABB_CCDD, 0x1122_3344, 32), 0x1122_3344);
 //! ```
 
+use crate::check::memory::State;
 use crate::check::walk::{check_writes, each_thread, walk, Grid, SimError, Stats};
 use crate::ir::expr::{Env, Var};
 use crate::ir::shape::Shape;
@@ -41,104 +42,6 @@ pub fn funnelshift_rc(lo: u32, hi: u32, s: u32) -> u32 {
     ((u64::from(lo) | (u64::from(hi) << 32)) >> s.min(32)) as u32
 }
 
-/// The buffers and counters of one simulated run.
-struct State<'a> {
-    src: &'a [u8],
-    dst: &'a mut [u8],
-    shared: Vec<u32>,
-    fresh: Vec<bool>,
-    /// Writes per destination element.
-    writes: Vec<u8>,
-    eb: usize,
-    src_off: i64,
-    dst_off: i64,
-    block: (u64, u64),
-    /// The tile is run by the body without bounds checks.
-    inside: bool,
-}
-
-impl State<'_> {
-    /// Bytes `n` from element `index` of a buffer of `len` bytes.
-    fn bytes(
-        mem: &'static str,
-        index: i64,
-        eb: usize,
-        n: usize,
-        len: usize,
-    ) -> Result<std::ops::Range<usize>, SimError> {
-        match usize::try_from(index) {
-            Ok(i) if i * eb + n <= len => Ok(i * eb..i * eb + n),
-            _ => Err(SimError::OutOfBounds {
-                mem,
-                index,
-                len: (len / eb) as u64,
-            }),
-        }
-    }
-
-    fn element(&self, index: i64) -> Result<u32, SimError> {
-        let r = Self::bytes("src", index, self.eb, self.eb, self.src.len())?;
-        Ok(self.src[r]
-            .iter()
-            .rev()
-            .fold(0, |v, &b| (v << 8) | u32::from(b)))
-    }
-
-    /// The 4 words of the 16 bytes from element `index`, which must start a
-    /// 16-byte vector of the source pointer.
-    fn vector(&self, index: i64) -> Result<[u32; 4], SimError> {
-        let per = 16 / self.eb as i64;
-        if (index + self.src_off).rem_euclid(per) != 0 {
-            return Err(SimError::Misaligned {
-                index,
-                n: per as u32,
-            });
-        }
-        let r = Self::bytes("src", index, self.eb, 16, self.src.len())?;
-        let b = &self.src[r];
-        Ok(std::array::from_fn(|q| {
-            u32::from_le_bytes([b[4 * q], b[4 * q + 1], b[4 * q + 2], b[4 * q + 3]])
-        }))
-    }
-
-    /// Stores the low `n` elements of `value` from destination element `index`.
-    fn store(&mut self, index: i64, value: u32, n: usize) -> Result<u64, SimError> {
-        let r = Self::bytes("dst", index, self.eb, n * self.eb, self.dst.len())?;
-        let start = r.start / self.eb;
-        self.dst[r].copy_from_slice(&value.to_le_bytes()[..n * self.eb]);
-        for w in &mut self.writes[start..start + n] {
-            *w = w.saturating_add(1);
-        }
-        Ok(n as u64)
-    }
-
-    /// Whether a guard holds; in a tile run by the body without bounds checks
-    /// it must, since that body leaves it out.
-    fn holds(&self, guard: &GuardTape, what: &'static str, env: &Env) -> Result<bool, SimError> {
-        let ok = guard.eval(env)?;
-        if self.inside && !ok {
-            let (bx, by) = self.block;
-            return Err(SimError::Interior {
-                bx,
-                by,
-                guard: what,
-            });
-        }
-        Ok(ok)
-    }
-
-    fn shared_index(&self, index: i64) -> Result<usize, SimError> {
-        usize::try_from(index)
-            .ok()
-            .filter(|&i| i < self.shared.len())
-            .ok_or(SimError::OutOfBounds {
-                mem: "tile",
-                index,
-                len: self.shared.len() as u64,
-            })
-    }
-}
-
 /// Runs a `realign` kernel over a shape it fits, with `env` holding the call's
 /// parameters and pointer phases.
 pub(crate) fn run(
@@ -151,18 +54,7 @@ pub(crate) fn run(
     ntiles: u64,
 ) -> Result<Stats, SimError> {
     let eb = kernel.spec.geometry.elem_bytes as usize;
-    let mut s = State {
-        src,
-        writes: vec![0; dst.len() / eb],
-        dst,
-        shared: vec![0; kernel.shared_units() as usize],
-        fresh: vec![false; kernel.shared_units() as usize],
-        eb,
-        src_off: env.get(Var::SrcOff),
-        dst_off: env.get(Var::DstOff),
-        block: (0, 0),
-        inside: false,
-    };
+    let mut s = State::new(kernel, (src, dst), env);
     let mut interior = 0;
     let mut stats = walk(kernel, shape, grid, env, ntiles, |env, block| {
         s.block = block;
@@ -281,16 +173,7 @@ fn write(
             }
             let mut words = [0u32; 2];
             for (word, at) in words.iter_mut().zip([&from, &next]) {
-                let i = s.shared_index(at.eval(env)?)?;
-                if !s.fresh[i] {
-                    let (bx, by) = s.block;
-                    return Err(SimError::StaleShared {
-                        bx,
-                        by,
-                        index: i as i64,
-                    });
-                }
-                *word = s.shared[i];
+                *word = s.word(at.eval(env)?)?;
             }
             let v = funnelshift_rc(words[0], words[1], sh.eval(env)? as u32);
             let whole = match &full {

@@ -14,6 +14,7 @@
 //! of the lanes' blocks, for every width the kernel runs and every position of
 //! the source pointer within a 16-byte vector.
 
+use crate::check::memory::State;
 use crate::check::realign::{byte_perm, funnelshift_r, funnelshift_rc};
 use crate::check::walk::{check_writes, each_thread, walk, Grid, SimError, Stats};
 use crate::ir::expr::{Env, Var};
@@ -22,74 +23,6 @@ use crate::ir::tape::{GuardTape, Tape};
 use crate::kernel::realign::{network, network_regs};
 use crate::kernel::thin::{stage_iters, thin_widths, Thin};
 use crate::kernel::Kernel;
-
-/// The buffers of one simulated run.
-struct State<'a> {
-    src: &'a [u8],
-    dst: &'a mut [u8],
-    stage: Vec<u32>,
-    fresh: Vec<bool>,
-    writes: Vec<u8>,
-    eb: usize,
-    src_off: i64,
-    dst_off: i64,
-    block: (u64, u64),
-    inside: bool,
-}
-
-impl State<'_> {
-    fn range(
-        mem: &'static str,
-        index: i64,
-        eb: usize,
-        n: usize,
-        len: usize,
-    ) -> Result<std::ops::Range<usize>, SimError> {
-        match usize::try_from(index) {
-            Ok(i) if i * eb + n <= len => Ok(i * eb..i * eb + n),
-            _ => Err(SimError::OutOfBounds {
-                mem,
-                index,
-                len: (len / eb) as u64,
-            }),
-        }
-    }
-
-    /// A guard that must hold in a tile run without bounds checks.
-    fn holds(&self, guard: &GuardTape, what: &'static str, env: &Env) -> Result<bool, SimError> {
-        let ok = guard.eval(env)?;
-        if self.inside && !ok {
-            let (bx, by) = self.block;
-            return Err(SimError::Interior {
-                bx,
-                by,
-                guard: what,
-            });
-        }
-        Ok(ok)
-    }
-
-    fn slot(&self, index: i64, n: usize) -> Result<usize, SimError> {
-        usize::try_from(index)
-            .ok()
-            .filter(|&i| i + n <= self.stage.len())
-            .ok_or(SimError::OutOfBounds {
-                mem: "tile",
-                index,
-                len: self.stage.len() as u64,
-            })
-    }
-
-    fn store(&mut self, index: i64, value: u32, n: usize) -> Result<u64, SimError> {
-        let r = Self::range("dst", index, self.eb, n * self.eb, self.dst.len())?;
-        let start = r.start / self.eb;
-        self.dst[r].copy_from_slice(&value.to_le_bytes()[..n * self.eb]);
-        for w in &mut self.writes[start..start + n] {
-            *w = w.saturating_add(1);
-        }
-        Ok(n as u64)
-    }
-}
 
 /// Runs a `thin` kernel over a shape it fits, with `env` holding the call's
 /// parameters and pointer phases.
@@ -109,19 +42,7 @@ pub(crate) fn run(
         });
     }
     let eb = kernel.spec.geometry.elem_bytes as usize;
-    let words = kernel.shared_units() as usize;
-    let mut s = State {
-        src,
-        writes: vec![0; dst.len() / eb],
-        dst,
-        stage: vec![0; words],
-        fresh: vec![false; words],
-        eb,
-        src_off: env.get(Var::SrcOff),
-        dst_off: env.get(Var::DstOff),
-        block: (0, 0),
-        inside: false,
-    };
+    let mut s = State::new(kernel, (src, dst), env);
     let mut interior = 0;
     let mut stats = walk(kernel, shape, grid, env, ntiles, |env, block| {
         s.block = block;
@@ -155,27 +76,12 @@ fn stage(kernel: &Kernel, t: &Thin, s: &mut State<'_>, env: &mut Env) -> Result<
             }
             let mut x = [0u32; 4];
             if s.holds(&whole, "16-byte vector", env)? {
-                let at = load.eval(env)?;
-                if (at + s.src_off).rem_euclid(per as i64) != 0 {
-                    return Err(SimError::Misaligned {
-                        index: at,
-                        n: per as u32,
-                    });
-                }
-                let r = State::range("src", at, eb, 16, s.src.len())?;
-                let b = &s.src[r];
-                for (q, w) in x.iter_mut().enumerate() {
-                    *w = u32::from_le_bytes([b[4 * q], b[4 * q + 1], b[4 * q + 2], b[4 * q + 3]]);
-                }
+                x = s.vector(load.eval(env)?)?;
             } else {
                 for k in 0..per {
                     env.set(Var::K, k as i64);
                     if elem_in.eval(env)? {
-                        let r = State::range("src", elem.eval(env)?, eb, eb, s.src.len())?;
-                        let e = s.src[r]
-                            .iter()
-                            .rev()
-                            .fold(0u32, |v, &b| (v << 8) | u32::from(b));
+                        let e = s.element(elem.eval(env)?)?;
                         x[k / vec] |= e << (8 * eb * (k % vec));
                     }
                 }
@@ -184,18 +90,19 @@ fn stage(kernel: &Kernel, t: &Thin, s: &mut State<'_>, env: &mut Env) -> Result<
             if at.rem_euclid(4) != 0 {
                 return Err(SimError::Misaligned { index: at, n: 4 });
             }
-            let i = s.slot(at, 4)?;
-            // Word `q` of the vector at `slot + (q ^ turn)`.
-            let tn = usize::try_from(turn.eval(env)?).unwrap_or(usize::MAX);
+            let i = s.shared_index(at)?;
+            s.shared_index(at + 3)?; // the vector's last word
+                                     // Word `q` of the vector at `slot + (q ^ turn)`: the turn permutes
+                                     // the vector's words, it never moves one out of the vector.
+            let tn = turn.eval(env)?;
+            if !(0..4).contains(&tn) {
+                return Err(SimError::Misaligned {
+                    index: at + tn,
+                    n: 4,
+                });
+            }
             for (q, &word) in x.iter().enumerate() {
-                let at = i + (q ^ tn);
-                if at >= i + 4 {
-                    return Err(SimError::Misaligned {
-                        index: at as i64,
-                        n: 4,
-                    });
-                }
-                s.stage[at] = word;
+                s.shared[i + (q ^ tn as usize)] = word;
             }
             s.fresh[i..i + 4].iter_mut().for_each(|f| *f = true);
         }
@@ -236,7 +143,7 @@ fn columns(
             env.set(Var::J, 0);
             for (rk, w) in lo.iter_mut().enumerate() {
                 env.set(Var::Row, rk as i64);
-                *w = shared(s, read.eval(env)?)?;
+                *w = s.word(read.eval(env)?)?;
             }
         }
         for q in 0..cols.div_ceil(vec) {
@@ -248,7 +155,7 @@ fn columns(
                 let mut p = vec![0u32; regs];
                 for (rk, reg) in p.iter_mut().take(vec).enumerate() {
                     env.set(Var::Row, rk as i64);
-                    let hi = shared(s, read.eval(env)?)?;
+                    let hi = s.word(read.eval(env)?)?;
                     *reg = funnelshift_r(lo[lane][rk], hi, row_shift.eval(env)? as u32);
                     lo[lane][rk] = hi;
                 }
@@ -296,16 +203,6 @@ fn columns(
         }
     }
     Ok(done)
-}
-
-/// A stage word the tile wrote.
-fn shared(s: &State<'_>, index: i64) -> Result<u32, SimError> {
-    let i = s.slot(index, 1)?;
-    if !s.fresh[i] {
-        let (bx, by) = s.block;
-        return Err(SimError::StaleShared { bx, by, index });
-    }
-    Ok(s.stage[i])
 }
 
 /// The parameter sets of the analysis: a large matrix's second tile, for every
