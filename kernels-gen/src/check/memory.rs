@@ -4,8 +4,9 @@
 //! access makes (bounds, vector alignment for the source pointer, guards an
 //! unchecked body leaves out).
 
-use crate::check::walk::SimError;
-use crate::ir::expr::{Env, Var};
+use crate::check::walk::{check_writes, walk, Grid, SimError, Stats};
+use crate::ir::expr::{Env, Guard, Var};
+use crate::ir::shape::Shape;
 use crate::ir::tape::GuardTape;
 use crate::kernel::Kernel;
 
@@ -139,4 +140,32 @@ impl<'a> State<'a> {
                 len: self.shared.len() as u64,
             })
     }
+}
+
+/// Runs `tile` over every tile of a run of `kernel` that the grid walks
+/// ([`walk`]), each with fresh shared memory and the `interior` guard (a tile
+/// run by the body without bounds checks) evaluated, then checks that each
+/// destination element was written once; counts the interior tiles.
+pub(crate) fn run_tiles(
+    kernel: &Kernel,
+    shape: &Shape,
+    buffers: (&[u8], &mut [u8]),
+    (grid, ntiles): (Grid, u64),
+    env: &mut Env,
+    interior: &Guard,
+    mut tile: impl FnMut(&mut State<'_>, &mut Env) -> Result<(u64, u64), SimError>,
+) -> Result<Stats, SimError> {
+    let mut s = State::new(kernel, buffers, env);
+    let mut inside = 0;
+    let mut stats = walk(kernel, shape, grid, env, ntiles, |env, block| {
+        s.block = block;
+        s.inside = interior.eval(env)?;
+        inside += u64::from(s.inside);
+        s.fresh.iter_mut().for_each(|f| *f = false);
+        tile(&mut s, env)
+    })?;
+    let eb = kernel.spec.geometry.elem_bytes;
+    check_writes(kernel, shape, &s.writes, stats.unit_writes, eb)?;
+    stats.interior = inside;
+    Ok(stats)
 }

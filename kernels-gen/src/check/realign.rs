@@ -14,8 +14,8 @@
 //! assert_eq!(funnelshift_rc(0xAABB_CCDD, 0x1122_3344, 32), 0x1122_3344);
 //! ```
 
-use crate::check::memory::State;
-use crate::check::walk::{check_writes, each_thread, walk, Grid, SimError, Stats};
+use crate::check::memory::{run_tiles, State};
+use crate::check::walk::{each_thread, Grid, SimError, Stats};
 use crate::ir::expr::{Env, Var};
 use crate::ir::shape::Shape;
 use crate::ir::tape::{GuardTape, Tape};
@@ -53,20 +53,11 @@ pub(crate) fn run(
     env: &mut Env,
     ntiles: u64,
 ) -> Result<Stats, SimError> {
-    let eb = kernel.spec.geometry.elem_bytes as usize;
-    let mut s = State::new(kernel, (src, dst), env);
-    let mut interior = 0;
-    let mut stats = walk(kernel, shape, grid, env, ntiles, |env, block| {
-        s.block = block;
-        s.inside = r.interior.eval(env)?;
-        interior += u64::from(s.inside);
-        s.fresh.iter_mut().for_each(|f| *f = false);
-        read(kernel, r, &mut s, env)?;
-        write(kernel, r, &mut s, env)
-    })?;
-    check_writes(kernel, shape, &s.writes, stats.unit_writes, eb as u32)?;
-    stats.interior = interior;
-    Ok(stats)
+    let at = (grid, ntiles);
+    run_tiles(kernel, shape, (src, dst), at, env, &r.interior, |s, env| {
+        read(kernel, r, s, env)?;
+        write(kernel, r, s, env)
+    })
 }
 
 /// Every thread's block of rows: loaded, transposed, its columns' words stored

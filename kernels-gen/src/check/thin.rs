@@ -14,9 +14,9 @@
 //! of the lanes' blocks, for every width the kernel runs and every position of
 //! the source pointer within a 16-byte vector.
 
-use crate::check::memory::State;
+use crate::check::memory::{run_tiles, State};
 use crate::check::realign::{byte_perm, funnelshift_r, funnelshift_rc};
-use crate::check::walk::{check_writes, each_thread, walk, Grid, SimError, Stats};
+use crate::check::walk::{each_thread, Grid, SimError, Stats};
 use crate::ir::expr::{Env, Var};
 use crate::ir::shape::Shape;
 use crate::ir::tape::{GuardTape, Tape};
@@ -41,20 +41,11 @@ pub(crate) fn run(
             shape: shape.cols,
         });
     }
-    let eb = kernel.spec.geometry.elem_bytes as usize;
-    let mut s = State::new(kernel, (src, dst), env);
-    let mut interior = 0;
-    let mut stats = walk(kernel, shape, grid, env, ntiles, |env, block| {
-        s.block = block;
-        s.inside = t.interior.eval(env)?;
-        interior += u64::from(s.inside);
-        s.fresh.iter_mut().for_each(|f| *f = false);
-        stage(kernel, t, &mut s, env)?;
-        columns(kernel, t, &mut s, env)
-    })?;
-    check_writes(kernel, shape, &s.writes, stats.unit_writes, eb as u32)?;
-    stats.interior = interior;
-    Ok(stats)
+    let at = (grid, ntiles);
+    run_tiles(kernel, shape, (src, dst), at, env, &t.interior, |s, env| {
+        stage(kernel, t, s, env)?;
+        columns(kernel, t, s, env)
+    })
 }
 
 /// Every thread's stage vectors: loaded whole where they lie in the matrix,
