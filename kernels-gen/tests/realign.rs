@@ -8,34 +8,15 @@ mod common;
 
 use bankfree_gen::check::fit::{kernel_suits_at, realign_min_side, refusal, unsuited};
 use bankfree_gen::check::index32::proven;
-use bankfree_gen::check::sim::{self, Grid, Offsets};
+use bankfree_gen::check::sim::{Grid, Offsets};
 use bankfree_gen::ir::shape::{Axis, Outer};
 use bankfree_gen::kernel::geometry::Quotients;
 use bankfree_gen::{Form, Kernel, Model, Shape, Strategy, TransposeSpec};
-use common::noise;
+use common::check_at;
 
-/// Runs `kernel` on `shape` at pointer phases `at` in the build `index32`, on
-/// `grid` (the launcher's with `None`), and compares with the reference;
-/// returns how many tiles ran by the body without bounds checks.
+/// [`check_at`] over this file's noise.
 fn check(kernel: &Kernel, shape: &Shape, at: Offsets, index32: bool, grid: Option<Grid>) -> u64 {
-    let e = kernel.spec().geometry.elem_bytes as usize;
-    let src = noise(shape.src_elems().expect("valid shape") as usize * e, 11);
-    let mut want = noise(shape.dst_elems().expect("valid shape") as usize * e, 12);
-    let mut got = want.clone();
-    sim::reference(shape, e, &src, &mut want).expect("reference");
-    let stats =
-        sim::run_offsets(kernel, shape, &src, &mut got, grid, at, index32).unwrap_or_else(|err| {
-            panic!(
-                "{} on {shape:?} at {at:?} (32-bit {index32}): {err}",
-                kernel.entry_name()
-            )
-        });
-    assert!(
-        got == want,
-        "{} on {shape:?} at {at:?} (32-bit {index32}): output differs",
-        kernel.entry_name()
-    );
-    stats.interior
+    check_at(kernel, shape, at, index32, grid, 11)
 }
 
 fn shapes() -> Vec<Shape> {
