@@ -450,6 +450,35 @@ impl TransposeSpec {
         Ok(())
     }
 
+    /// A kernel of 1- or 2-byte elements moved as 32-bit words (`vec = 4 /
+    /// elem_bytes`): the `realign` and `thin` forms. `wider` says what moves
+    /// wider elements.
+    fn validate_words(&self, wider: &str) -> Result<(), SpecError> {
+        let g = &self.geometry;
+        if !matches!(g.elem_bytes, 1 | 2) {
+            return Err(SpecError::Form {
+                value: g.form.to_string(),
+                why: format!(
+                    "a {} kernel packs 1- or 2-byte elements into 32-bit words, not {}-byte \
+                     ones; {wider}",
+                    g.form, g.elem_bytes
+                ),
+            });
+        }
+        if g.vec != 4 / g.elem_bytes {
+            return Err(SpecError::Vec {
+                value: g.vec,
+                elem_bytes: g.elem_bytes,
+                why: format!(
+                    "a {} kernel moves 32-bit words; use vec = {}",
+                    g.form,
+                    4 / g.elem_bytes
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// A `realign` kernel moves 1- or 2-byte elements as 32-bit words (`vec = 4 /
     /// elem_bytes`) in a 32-word tile with 32 x 10 threads (a band of 8 lanes per
     /// source row, one block of rows per band: the tile's 32 and the 8 of the
@@ -462,23 +491,7 @@ impl TransposeSpec {
                 why,
             })
         };
-        if !matches!(g.elem_bytes, 1 | 2) {
-            return bad(format!(
-                "a realign kernel packs 1- or 2-byte elements into 32-bit words, not {}-byte ones; \
-                 a tile or skew kernel moves wider elements",
-                g.elem_bytes
-            ));
-        }
-        if g.vec != 4 / g.elem_bytes {
-            return Err(SpecError::Vec {
-                value: g.vec,
-                elem_bytes: g.elem_bytes,
-                why: format!(
-                    "a realign kernel moves 32-bit words; use vec = {}",
-                    4 / g.elem_bytes
-                ),
-            });
-        }
+        self.validate_words("a tile or skew kernel moves wider elements")?;
         if (g.tile, g.block_rows) != (32, REALIGN_BLOCK_ROWS) {
             return bad(format!(
                 "a realign kernel runs 32 x {REALIGN_BLOCK_ROWS} threads (tile = 32, block_rows = \
@@ -508,23 +521,7 @@ impl TransposeSpec {
                 why,
             })
         };
-        if !matches!(g.elem_bytes, 1 | 2) {
-            return bad(format!(
-                "a thin kernel packs 1- or 2-byte elements into 32-bit words, not {}-byte ones; \
-                 a tall kernel moves wider elements",
-                g.elem_bytes
-            ));
-        }
-        if g.vec != 4 / g.elem_bytes {
-            return Err(SpecError::Vec {
-                value: g.vec,
-                elem_bytes: g.elem_bytes,
-                why: format!(
-                    "a thin kernel moves 32-bit words; use vec = {}",
-                    4 / g.elem_bytes
-                ),
-            });
-        }
+        self.validate_words("a tall kernel moves wider elements")?;
         if (g.tile, g.block_rows) != (32, 8) {
             return bad(format!(
                 "a thin kernel runs 32 x 8 threads (tile = 32, block_rows = 8: a lane per block \
