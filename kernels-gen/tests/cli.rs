@@ -190,10 +190,44 @@ fn occupancy_reproduces_the_shared_memory_example() {
 }
 
 #[test]
+fn gen_prints_a_thin_kernels_entry_points() {
+    let args = [
+        "gen",
+        "--form",
+        "thin",
+        "--elem-bytes",
+        "2",
+        "--strategy",
+        "pad",
+    ];
+    let all = ok(&args);
+    for cols in [2, 17, 32] {
+        assert!(all.contains(&format!(
+            "bankfree_transpose_t32_r8_e2_v2_pad0_thin_w{cols}("
+        )));
+    }
+    let one = ok(&[&args[..], &["--width", "17"]].concat());
+    assert_eq!(one.matches("__global__").count(), 1);
+    assert!(one.contains("constexpr bf_index cols = 17;"));
+}
+
+#[test]
 fn bad_input_exits_2_with_a_message() {
     let cases: &[&[&str]] = &[
         &["gen", "--tile", "48"],
         &["gen", "--strategy", "padd"],
+        &["gen", "--width", "5"],
+        &[
+            "gen",
+            "--form",
+            "thin",
+            "--elem-bytes",
+            "1",
+            "--strategy",
+            "pad",
+            "--width",
+            "33",
+        ],
         &["gen", "--elem-bytes", "6"],
         &["gen", "--block-rows", "3"],
         &[

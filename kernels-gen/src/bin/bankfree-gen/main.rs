@@ -117,10 +117,16 @@ struct SpecArgs {
     /// sectors), tall (at most 32 columns), wide (at most 32 rows), small (dense
     /// batches of small matrices as one run), strip (matrices of at most 32 rows
     /// gathered), copy (no transpose), planar (at most 8 columns of 1- or 2-byte
-    /// elements, transposed in registers; these four take `--strategy naive`) or
-    /// realign (1- or 2-byte elements of any shape and pointer, as words).
+    /// elements, transposed in registers; these four take `--strategy naive`),
+    /// realign (1- or 2-byte elements of any shape and pointer, as words) or thin
+    /// (2 to 32 columns of 1- or 2-byte elements stored as one run, an entry
+    /// point per width; `--strategy pad`).
     #[arg(long, default_value = "tile")]
     form: String,
+    /// A `thin` kernel's one width: only its entry point, as the runtime
+    /// launches it for sources of that many columns.
+    #[arg(long)]
+    width: Option<u32>,
     /// The order the blocks take the tiles in: rows (along the rows of tiles) or
     /// columns (down them; `tile` and `skew` forms only).
     #[arg(long, default_value = "rows")]
@@ -141,9 +147,13 @@ impl SpecArgs {
         let form: Form = self.form.parse().map_err(|e| format!("{e}"))?;
         spec = spec.with_form(form).map_err(|e| e.to_string())?;
         let order: TileOrder = self.order.parse()?;
-        Kernel::build(spec)
+        let k = Kernel::build(spec)
             .and_then(|k| k.with_order(order))
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        match self.width {
+            Some(cols) => k.with_width(cols).map_err(|e| e.to_string()),
+            None => Ok(k),
+        }
     }
 }
 
