@@ -47,25 +47,34 @@ pub fn thin_widths() -> impl Iterator<Item = u32> {
 }
 
 /// Blocks per SM a `thin` kernel of `cols` columns is compiled for
-/// (`__launch_bounds__(256, n)`). Left to choose, ptxas aims at the blocks its
-/// stage allows, down to 32 registers, and spilled at some widths. Up to 8
-/// columns the 32-bit build fits 32 registers and 8 blocks hide the short
-/// tiles' latency (20000001 x 2 u8: 0.81 of memcpy against 0.68 with 3
-/// blocks, H100); wider ones, and the 64-bit build (`index64`) of every
-/// width, get 3 (at most 85 registers; they take 40 to 70, as fast as ptxas's
-/// own choice within 0.03). No width spills on sm_75, sm_80 or sm_90 in
-/// either build (`runtime/tests/nvrtc.rs` checks every one).
+/// (`__launch_bounds__(256, n)`), in the 32-bit build or the 64-bit one
+/// (`index64`). Left to choose, ptxas aims at the blocks its stage allows,
+/// down to 32 registers, and spilled at some widths. Up to 8 columns 32
+/// registers suffice and 8 blocks hide the short tiles' latency (20000001 x 2
+/// u8: 0.81 of memcpy against 0.68 with 3 blocks, H100); wider ones get 3 (at
+/// most 85 registers; they take 47 to 80), the 64-bit build 2 (at 3 it spilled
+/// on sm_75). No width spills on sm_75, sm_80 or sm_90 in either build
+/// (`runtime/tests/nvrtc.rs` checks every entry point).
 pub fn thin_min_blocks(cols: u32, index64: bool) -> u32 {
-    if cols <= 8 && !index64 {
-        8
-    } else {
-        3
+    match (index64, cols) {
+        (true, _) => 2,
+        (false, ..=8) => 8,
+        (false, _) => 3,
     }
 }
 
 /// Stage vectors a thread of a tile inside the matrix loads before it stores
-/// them: all eight of the widest widths took 80 registers and spilled.
-pub const STAGE_GROUP: u32 = 4;
+/// them, of its `iters`: all of them up to 7 (the widths up to 28), else half.
+/// Against 4 at a time, all at once ran 1- and 2-byte widths 20 to 27 faster
+/// by 0.04 to 0.07 of memcpy and 31 columns (8 vectors a thread, 72 to 80
+/// registers against 64 to 70) slower by 0.02 to 0.04 (H100, CuPy, one call).
+pub fn stage_group(iters: u32) -> u32 {
+    if iters <= 7 {
+        iters
+    } else {
+        iters.div_ceil(2)
+    }
+}
 
 /// Stage vectors per thread of a tile of a width of `cols` (the stage loop's
 /// trip count).

@@ -7,7 +7,7 @@
 
 use crate::ir::expr::{Expr, Var};
 use crate::kernel::realign::{network, network_regs};
-use crate::kernel::thin::{stage_iters, Thin, STAGE_GROUP};
+use crate::kernel::thin::{stage_group, stage_iters, Thin};
 use crate::kernel::Kernel;
 use crate::render::body::INDEX_TYPE;
 use crate::render::writer::CWriter;
@@ -68,8 +68,8 @@ fn stage(w: &mut CWriter, k: &Kernel, t: &Thin, cols: u32, inside: bool) -> fmt:
         decl(w, &t.vector_at)
     };
     if inside {
-        // Up to `STAGE_GROUP` vectors loaded, then stored.
-        let group = STAGE_GROUP.min(iters);
+        // A group of vectors loaded, then stored (`stage_group`).
+        let group = stage_group(iters);
         writeln!(w, "#pragma unroll")?;
         let groups = format!("for (unsigned j0 = 0; j0 < {iters}; j0 += {group})");
         let each = format!("for (unsigned jj = 0; jj < {group}; ++jj)");
