@@ -242,18 +242,7 @@ fn thin_report(kernel: &Kernel, t: &Thin, model: Model) -> Report {
         let at = At { warp, j, k };
         match instructions.iter_mut().find(|i| i.kind == e.kind) {
             Some(i) => i.add(at, acc, 1),
-            None => instructions.push(Instruction {
-                kind: e.kind,
-                access,
-                width: e.width,
-                wavefronts: acc.wavefronts,
-                ideal: acc.ideal,
-                executions: 1,
-                total_wavefronts: u64::from(acc.wavefronts),
-                total_ideal: u64::from(acc.ideal),
-                worst_at: at,
-                worst: acc,
-            }),
+            None => instructions.push(Instruction::first(e.kind, access, e.width, at, acc)),
         }
     }
     let conflict_free = errors.is_empty() && instructions.iter().all(|i| i.wavefronts <= i.ideal);
@@ -414,10 +403,19 @@ impl Op<'_> {
 
     /// The instruction as its first execution found it.
     fn first(&self, at: At, acc: Access) -> Instruction {
+        let width = self.kernel.unit.bytes();
+        Instruction::first(self.kind, self.place.c(), width, at, acc)
+    }
+}
+
+impl Instruction {
+    /// An instruction of `width`-byte accesses as its first execution, at `at`,
+    /// found it.
+    fn first(kind: &'static str, access: String, width: u32, at: At, acc: Access) -> Instruction {
         Instruction {
-            kind: self.kind,
-            access: self.place.c(),
-            width: self.kernel.unit.bytes(),
+            kind,
+            access,
+            width,
             wavefronts: acc.wavefronts,
             ideal: acc.ideal,
             executions: 1,
@@ -427,9 +425,7 @@ impl Op<'_> {
             worst: acc,
         }
     }
-}
 
-impl Instruction {
     /// Adds `n` executions of `acc` to the totals.
     fn add_more(&mut self, n: u64, acc: &Access) {
         self.executions += n;
