@@ -278,6 +278,7 @@ fn checks(g: &Geometry, outer: u8, fold: [u8; 2]) -> Checks {
                     &t.elem,
                     &t.slot,
                     &t.turn,
+                    &t.first_word,
                     &t.block,
                     &t.row_bytes,
                     &t.word,

@@ -190,6 +190,11 @@ impl Expr {
         self.bin(Op::And, rhs.into())
     }
 
+    /// The lowest set bit of `self`, `self & (0 - self)` (0 for 0).
+    pub fn lowest_bit(self) -> Expr {
+        self.clone().and(Expr::Lit(0) - self)
+    }
+
     /// Evaluates with checked 64-bit arithmetic, or with `env.index32` as the
     /// kernel's 32-bit build does (every variable must then be below 2^32).
     pub fn eval(&self, env: &Env) -> Result<i64, EvalError> {

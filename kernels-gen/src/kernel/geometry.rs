@@ -120,13 +120,21 @@ pub const THIN_RUN: u32 = 31;
 /// Blocks a tile stages: 31 per warp of its 8, and the block before them.
 pub const THIN_BLOCKS: u32 = THIN_RUN * 8 + 1;
 
-/// Words a tile's stage holds for a width of `cols`: its blocks and the words
-/// its last block's rows reach past them (up to 4 for the 16-byte boundary
-/// below the first element and the funnel shift's next word), rounded up to
+/// Words a `thin` tile's stage reaches past its blocks: up to 4 for the 16-byte
+/// boundary below the first element, and the funnel shift's next word.
+pub const THIN_STAGE_REACH: u32 = 5;
+
+/// 16-byte vectors a `thin` tile stages for a width of `cols`: its blocks and
+/// the words its last block's rows reach past them ([`THIN_STAGE_REACH`]).
+pub fn thin_stage_vectors(cols: u32) -> u32 {
+    (THIN_BLOCKS * cols + THIN_STAGE_REACH).div_ceil(4)
+}
+
+/// Words a tile's stage holds for a width of `cols`: its vectors, rounded up to
 /// whole rows of 32 words (the swizzle of an even width moves words within
 /// their row).
 pub fn thin_stage_words(cols: u32) -> u32 {
-    (THIN_BLOCKS * cols + 5).div_ceil(32) * 32
+    thin_stage_vectors(cols).div_ceil(8) * 32
 }
 
 /// Words of a `thin` kernel's shared stage: enough for its widest source.

@@ -37,7 +37,8 @@ use crate::ir::expr::{Expr, Guard, Less, Var};
 use crate::kernel::batch::BatchBase;
 use crate::kernel::geometry::Geometry;
 pub use crate::kernel::geometry::{
-    thin_shared_words, thin_stage_words, THIN_BLOCKS, THIN_MAX_COLS, THIN_RUN,
+    thin_shared_words, thin_stage_vectors, thin_stage_words, THIN_BLOCKS, THIN_MAX_COLS, THIN_RUN,
+    THIN_STAGE_REACH,
 };
 use crate::kernel::layout::Swizzle;
 
@@ -79,14 +80,14 @@ pub fn stage_group(iters: u32) -> u32 {
 /// Stage vectors per thread of a tile of a width of `cols` (the stage loop's
 /// trip count).
 pub fn stage_iters(g: &Geometry, cols: u32) -> u32 {
-    (THIN_BLOCKS * cols + 5).div_ceil(4).div_ceil(g.threads())
+    thin_stage_vectors(cols).div_ceil(g.threads())
 }
 
 /// The mask of the stage's swizzle for a width of `cols`: its lowest set bit
 /// less one (`(cols & -cols) - 1`, at most 31 for the widths a thin kernel
 /// takes; 0 for an odd width). A constant in each width's entry point.
 pub fn swizzle_mask(cols: &Expr) -> Expr {
-    cols.clone().and(Expr::Lit(0) - cols.clone()) - 1
+    cols.clone().lowest_bit() - 1
 }
 
 /// The stage's swizzle: CuTe's `Swizzle<5, 0, 5>` on words, its `B` bits cut
@@ -141,6 +142,9 @@ pub struct Thin {
     /// `slot + (i ^ turn)` (the kernel permutes the vector's words in
     /// registers and stores it whole).
     pub turn: Expr,
+    /// `sw`: where the vector's first word lies ([`stage_swizzle`] of `4 v`);
+    /// `slot` and `turn` are its parts.
+    pub first_word: Expr,
     /// `bj`: the lane's block.
     pub block: Expr,
     /// `ko`: bytes from the stage's start to row `Var::Row` of block 0.
@@ -195,7 +199,7 @@ pub(crate) fn thin_exprs(g: &Geometry, batch: &BatchBase) -> (Vec<Expr>, Thin) {
         (first.clone() + v(Var::SrcOff) + cols.clone() * (per - vec)).and(per - 1),
     );
     let start = Expr::named("sa", first + per - phase.clone());
-    let vectors = (cols.clone() * i64::from(THIN_BLOCKS) + 5 + 3) / 4;
+    let vectors = (cols.clone() * i64::from(THIN_BLOCKS) + i64::from(THIN_STAGE_REACH) + 3) / 4;
     let tid = v(Var::Ty) * i64::from(g.tile) + v(Var::Tx);
     let vector = Expr::small("v", v(Var::J) * i64::from(g.threads()) + tid);
     let staged = Guard(vec![Less(vector.clone(), vectors.clone())]);
@@ -217,9 +221,10 @@ pub(crate) fn thin_exprs(g: &Geometry, batch: &BatchBase) -> (Vec<Expr>, Thin) {
     let row_bytes = Expr::small("ko", phase.clone() * eb + v(Var::Row) * cols.clone() * eb);
     let word = block.clone() * cols.clone() + (row_bytes.clone() >> 2) + v(Var::J);
     let read = stage_swizzle(word.clone(), &cols);
-    // The vector's row of 32 words is `v >> 3`: its place in the row moves by
-    // the swizzle's bits above the low two, its words by the low two.
-    let row_bits = (vector.clone() >> 3).and(swizzle_mask(&cols));
+    // Where the vector's first word lies: the swizzle's low two bits permute
+    // the vector's words, the rest move the whole vector within its row.
+    let first_word = Expr::small("sw", stage_swizzle(vector.clone() * 4, &cols));
+    let turn = Expr::small("tn", first_word.clone().and(3));
     let row_shift = row_bytes.clone().and(3) * 8;
 
     // The write side: destination row `Var::K`.
@@ -257,8 +262,9 @@ pub(crate) fn thin_exprs(g: &Geometry, batch: &BatchBase) -> (Vec<Expr>, Thin) {
         load: vector_at - shift.clone(),
         elem_in,
         elem: elem_at - shift,
-        slot: (vector * 4).xor(row_bits.clone().and(28)),
-        turn: row_bits.and(3),
+        slot: first_word.clone() - turn.clone(),
+        turn,
+        first_word,
         block,
         row_bytes,
         word,

@@ -216,7 +216,7 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
             // One unit of padding every lcm(bank row, narrow) units: stride-`narrow`
             // accesses then meet every bank once (the analyzer checks each width).
             let w = i64::from(g.bank_row_units());
-            let lowest_bit = Expr::small("low", narrow.clone().and(Expr::Lit(0) - narrow.clone()));
+            let lowest_bit = Expr::small("low", narrow.clone().lowest_bit());
             let period = Expr::small(
                 "period",
                 Expr::Lit(w)

@@ -57,10 +57,12 @@ fn stage(w: &mut CWriter, k: &Kernel, t: &Thin, cols: u32, inside: bool) -> fmt:
     // The vector's words permuted by the swizzle's low bits (`turn`, 0 for an odd
     // width), then stored whole.
     let store = |w: &mut CWriter, x: &str| {
-        writeln!(w, "const unsigned tn = {};", t.turn.c())?;
+        decl(w, &t.first_word)?;
+        decl(w, &t.turn)?;
         writeln!(w, "uint4 y = {x};")?;
-        writeln!(w, "if (tn & 1u) y = make_uint4(y.y, y.x, y.w, y.z);")?;
-        writeln!(w, "if (tn & 2u) y = make_uint4(y.z, y.w, y.x, y.y);")?;
+        let tn = t.turn.c();
+        writeln!(w, "if ({tn} & 1u) y = make_uint4(y.y, y.x, y.w, y.z);")?;
+        writeln!(w, "if ({tn} & 2u) y = make_uint4(y.z, y.w, y.x, y.y);")?;
         writeln!(w, "*reinterpret_cast<uint4*>(&tile[{}]) = y;", t.slot.c())
     };
     let lets = |w: &mut CWriter| {
