@@ -6,7 +6,7 @@
 //! whole-word stores of its destination rows.
 //! Every index is the kernel's expression; this module writes the data path.
 
-use crate::ir::expr::{Expr, Var};
+use crate::ir::expr::{Expr, Guard, Var};
 use crate::kernel::moves::Move;
 use crate::kernel::realign::{network, network_regs, Realign};
 use crate::kernel::Kernel;
@@ -117,19 +117,67 @@ fn edge_rows(w: &mut CWriter, r: &Realign, eb: u32, vec: u32, cols: u32) -> fmt:
                 },
             )?;
             w.block(format_args!("else if ({})", r.inside.c()), |w| {
-                writeln!(w, "#pragma unroll")?;
-                w.block(format_args!("for (unsigned k = 0; k < {cols}; ++k)"), |w| {
-                    writeln!(
-                        w,
-                        "if ({}) rw[{rows}][k / {vec}] |= (unsigned)src[{}] << ({} * (k % {vec}));",
-                        r.col.c(),
-                        r.elem.c(),
-                        8 * eb
-                    )
-                })
+                let words = format!("rw[{rows}]");
+                gather_elements(w, (cols, vec, eb), &r.col, &r.elem, &words)
             })
         },
     )
+}
+
+/// Element `k` of `n` (`vec` to a word) loaded alone where `guard` holds and
+/// or-ed into word `k / vec` of the array `words` (a word kernel's path for
+/// elements outside the aligned vectors).
+pub(crate) fn gather_elements(
+    w: &mut CWriter,
+    (n, vec, eb): (u32, u32, u32),
+    guard: &Guard,
+    index: &Expr,
+    words: &str,
+) -> fmt::Result {
+    writeln!(w, "#pragma unroll")?;
+    w.block(format_args!("for (unsigned k = 0; k < {n}; ++k)"), |w| {
+        writeln!(
+            w,
+            "if ({}) {words}[k / {vec}] |= (unsigned)src[{}] << ({} * (k % {vec}));",
+            guard.c(),
+            index.c(),
+            8 * eb
+        )
+    })
+}
+
+/// The word `value` stored element by element (`k` of its `vec`, named
+/// `name`) where `guard` holds: a word kernel's store at the matrix's ends.
+pub(crate) fn store_elements(
+    w: &mut CWriter,
+    k: &Kernel,
+    (value, name): (&str, &str),
+    guard: &Guard,
+    index: &Expr,
+) -> fmt::Result {
+    let g = &k.spec.geometry;
+    let (vec, elem) = (g.vec, g.elem_unit().c_type());
+    writeln!(w, "#pragma unroll")?;
+    writeln!(
+        w,
+        "for (unsigned {name} = 0; {name} < {vec}; ++{name}) if ({}) dst[{}] = ({elem})({value} >> ({} * {name}));",
+        guard.c(),
+        index.c(),
+        8 * g.elem_bytes
+    )
+}
+
+/// `p[out] = __byte_perm(p[a], p[b], sel)` for each step of the transpose
+/// network of `vec` rows ([`network`]).
+pub(crate) fn network_steps(w: &mut CWriter, vec: u32) -> fmt::Result {
+    for s in network(vec) {
+        writeln!(
+            w,
+            "p[{}] = __byte_perm(p[{}], p[{}], 0x{:04x});",
+            s.out, s.a, s.b, s.sel
+        )?;
+    }
+    Ok(())
 }
 
 /// The row's 16 bytes from the two aligned vectors around them: select by the
@@ -162,20 +210,13 @@ fn vectors(w: &mut CWriter, r: &Realign, eb: u32) -> fmt::Result {
 /// Each word position's block of rows transposed into its columns' words.
 fn transpose(w: &mut CWriter, vec: u32) -> fmt::Result {
     let regs = network_regs(vec);
-    let net = network(vec);
     writeln!(w, "#pragma unroll")?;
     w.block(format_args!("for (unsigned i = 0; i < 4; ++i)"), |w| {
         writeln!(w, "unsigned p[{regs}];")?;
         for row in 0..vec {
             writeln!(w, "p[{row}] = rw[{row}][i];")?;
         }
-        for s in net {
-            writeln!(
-                w,
-                "p[{}] = __byte_perm(p[{}], p[{}], 0x{:04x});",
-                s.out, s.a, s.b, s.sel
-            )?;
-        }
+        network_steps(w, vec)?;
         for m in 0..vec {
             writeln!(
                 w,
@@ -188,9 +229,6 @@ fn transpose(w: &mut CWriter, vec: u32) -> fmt::Result {
 }
 
 fn write(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move, inside: bool) -> fmt::Result {
-    let g = &k.spec.geometry;
-    let (vec, eb) = (g.vec, g.elem_bytes);
-    let elem = g.elem_unit().c_type();
     let full = mv.pack.as_ref().map_or("0".into(), |p| p.full.c());
     let store = |w: &mut CWriter| {
         writeln!(
@@ -215,14 +253,7 @@ fn write(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move, inside: bool) -> f
         }
         w.block(format_args!("if ({full})"), store)?;
         w.block(format_args!("else"), |w| {
-            writeln!(w, "#pragma unroll")?;
-            writeln!(
-                w,
-                "for (unsigned k = 0; k < {vec}; ++k) if ({}) dst[{}] = ({elem})(v >> ({} * k));",
-                r.part.c(),
-                r.part_to.c(),
-                8 * eb
-            )
+            store_elements(w, k, ("v", "k"), &r.part, &r.part_to)
         })
     };
     writeln!(w, "#pragma unroll 2")?;

@@ -6,10 +6,11 @@
 //! Every index is the kernel's expression; this module writes the data path.
 
 use crate::ir::expr::{Expr, Var};
-use crate::kernel::realign::{network, network_regs};
+use crate::kernel::realign::network_regs;
 use crate::kernel::thin::{stage_group, stage_iters, Thin};
 use crate::kernel::Kernel;
 use crate::render::body::INDEX_TYPE;
+use crate::render::realign::{gather_elements, network_steps, store_elements};
 use crate::render::writer::CWriter;
 use std::fmt::{self, Write};
 
@@ -34,15 +35,16 @@ fn decl(w: &mut CWriter, e: &Expr) -> fmt::Result {
 fn width(w: &mut CWriter, k: &Kernel, t: &Thin, cols: u32) -> fmt::Result {
     decl(w, &t.phase)?;
     decl(w, &t.start)?;
-    let both = |w: &mut CWriter, f: &dyn Fn(&mut CWriter, bool) -> fmt::Result| {
-        w.block(format_args!("if ({})", t.interior.c()), |w| f(w, true))?;
-        w.block(format_args!("else"), |w| f(w, false))
-    };
-    both(w, &|w, inside| stage(w, k, t, cols, inside))?;
+    let interior = t.interior.c();
+    w.block(format_args!("if ({interior})"), |w| {
+        stage(w, k, t, cols, true)
+    })?;
+    w.block(format_args!("else"), |w| stage(w, k, t, cols, false))?;
     writeln!(w, "__syncthreads();")?;
     // One column body: an interior tile stores every word whole without its
-    // check (two bodies took registers enough for ptxas to spill).
-    writeln!(w, "const bool inside = {};", t.interior.c())?;
+    // check (two bodies took registers enough for ptxas to spill). The guard
+    // is evaluated again here: a flag kept across the barrier took registers.
+    writeln!(w, "const bool inside = {interior};")?;
     columns(w, k, t, cols)?;
     writeln!(w, "__syncthreads(); // the next tile reuses the stage")
 }
@@ -93,7 +95,6 @@ fn stage(w: &mut CWriter, k: &Kernel, t: &Thin, cols: u32, inside: bool) -> fmt:
         });
     }
     let per = 16 / g.elem_bytes;
-    let (vec, bits) = (g.vec, 8 * g.elem_bytes);
     // An edge tile's stage loop stays rolled: unrolled, its element-by-element
     // loads took registers enough for ptxas to spill.
     writeln!(w, "#pragma unroll 1")?;
@@ -106,13 +107,7 @@ fn stage(w: &mut CWriter, k: &Kernel, t: &Thin, cols: u32, inside: bool) -> fmt:
             })?;
             w.block(format_args!("else"), |w| {
                 writeln!(w, "unsigned e[4] = {{0u, 0u, 0u, 0u}};")?;
-                writeln!(w, "#pragma unroll")?;
-                writeln!(
-                    w,
-                    "for (unsigned k = 0; k < {per}; ++k) if ({}) e[k / {vec}] |= (unsigned)src[{}] << ({bits} * (k % {vec}));",
-                    t.elem_in.c(),
-                    t.elem.c()
-                )?;
+                gather_elements(w, (per, g.vec, g.elem_bytes), &t.elem_in, &t.elem, "e")?;
                 writeln!(w, "x = make_uint4(e[0], e[1], e[2], e[3]);")
             })?;
             store(w, "x")
@@ -124,12 +119,11 @@ fn stage(w: &mut CWriter, k: &Kernel, t: &Thin, cols: u32, inside: bool) -> fmt:
 /// transposed, and each column's word stored realigned with the lane before's.
 fn columns(w: &mut CWriter, k: &Kernel, t: &Thin, cols: u32) -> fmt::Result {
     let g = &k.spec.geometry;
-    let (vec, eb) = (g.vec, g.elem_bytes);
+    let vec = g.vec;
     let words = cols.div_ceil(vec);
     let regs = network_regs(vec);
     let rk = Var::Row.c_name();
     let each_row = format!("for (unsigned {rk} = 0; {rk} < {vec}; ++{rk})");
-    let elem = g.elem_unit().c_type();
     w.scope(|w| {
         decl(w, &t.block)?;
         writeln!(w, "unsigned lo[{vec}];")?;
@@ -140,66 +134,54 @@ fn columns(w: &mut CWriter, k: &Kernel, t: &Thin, cols: u32) -> fmt::Result {
             writeln!(w, "lo[{rk}] = tile[{}];", t.read.c())
         })?;
         writeln!(w, "#pragma unroll")?;
-        w.block(format_args!("for (unsigned q = 0; q < {words}; ++q)"), |w| {
-            writeln!(w, "unsigned p[{regs}];")?;
-            writeln!(w, "#pragma unroll")?;
-            w.block(format_args!("{each_row}"), |w| {
-                decl(w, &t.row_bytes)?;
-                writeln!(w, "const unsigned j = q + 1;")?;
-                writeln!(w, "const unsigned hi = tile[{}];", t.read.c())?;
-                writeln!(
-                    w,
-                    "p[{rk}] = __funnelshift_r(lo[{rk}], hi, {});",
-                    t.row_shift.c()
-                )?;
-                writeln!(w, "lo[{rk}] = hi;")
-            })?;
-            for s in network(vec) {
-                writeln!(
-                    w,
-                    "p[{}] = __byte_perm(p[{}], p[{}], 0x{:04x});",
-                    s.out, s.a, s.b, s.sel
-                )?;
-            }
-            writeln!(w, "#pragma unroll")?;
-            w.block(format_args!("for (unsigned m = 0; m < {vec}; ++m)"), |w| {
-                let k_name = Var::K.c_name();
-                writeln!(w, "const unsigned {k_name} = q * {vec} + m;")?;
-                w.block(format_args!("if ({k_name} < {cols})"), |w| {
-                    writeln!(w, "const unsigned out = p[{} + m];", regs - vec as usize)?;
+        w.block(
+            format_args!("for (unsigned q = 0; q < {words}; ++q)"),
+            |w| {
+                writeln!(w, "unsigned p[{regs}];")?;
+                writeln!(w, "#pragma unroll")?;
+                w.block(format_args!("{each_row}"), |w| {
+                    decl(w, &t.row_bytes)?;
+                    writeln!(w, "const unsigned j = q + 1;")?;
+                    writeln!(w, "const unsigned hi = tile[{}];", t.read.c())?;
                     writeln!(
                         w,
-                        "const unsigned prev = __shfl_up_sync(0xffffffffu, out, 1);"
+                        "p[{rk}] = __funnelshift_r(lo[{rk}], hi, {});",
+                        t.row_shift.c()
                     )?;
-                    w.block(format_args!("if ({})", t.stores.c()), |w| {
-                        for l in [&t.dst_row, &t.ts, &t.word_end] {
-                            decl(w, l)?;
-                        }
+                    writeln!(w, "lo[{rk}] = hi;")
+                })?;
+                network_steps(w, vec)?;
+                writeln!(w, "#pragma unroll")?;
+                w.block(format_args!("for (unsigned m = 0; m < {vec}; ++m)"), |w| {
+                    let k_name = Var::K.c_name();
+                    writeln!(w, "const unsigned {k_name} = q * {vec} + m;")?;
+                    w.block(format_args!("if ({k_name} < {cols})"), |w| {
+                        writeln!(w, "const unsigned out = p[{} + m];", regs - vec as usize)?;
                         writeln!(
                             w,
-                            "const unsigned wv = __funnelshift_rc(prev, out, {});",
-                            t.shift.c()
+                            "const unsigned prev = __shfl_up_sync(0xffffffffu, out, 1);"
                         )?;
-                        let whole = format!(
-                            "*reinterpret_cast<unsigned*>(&dst[{}]) = wv;",
-                            t.to.c()
-                        );
-                        w.block(format_args!("if (inside || {})", t.full.c()), |w| {
-                            writeln!(w, "{whole}")
-                        })?;
-                        w.block(format_args!("else"), |w| {
-                            writeln!(w, "#pragma unroll")?;
+                        w.block(format_args!("if ({})", t.stores.c()), |w| {
+                            for l in [&t.dst_row, &t.ts, &t.word_end] {
+                                decl(w, l)?;
+                            }
                             writeln!(
                                 w,
-                                "for (unsigned {rk} = 0; {rk} < {vec}; ++{rk}) if ({}) dst[{}] = ({elem})(wv >> ({} * {rk}));",
-                                t.part.c(),
-                                t.part_to.c(),
-                                8 * eb
-                            )
+                                "const unsigned wv = __funnelshift_rc(prev, out, {});",
+                                t.shift.c()
+                            )?;
+                            let whole =
+                                format!("*reinterpret_cast<unsigned*>(&dst[{}]) = wv;", t.to.c());
+                            w.block(format_args!("if (inside || {})", t.full.c()), |w| {
+                                writeln!(w, "{whole}")
+                            })?;
+                            w.block(format_args!("else"), |w| {
+                                store_elements(w, k, ("wv", rk), &t.part, &t.part_to)
+                            })
                         })
                     })
                 })
-            })
-        })
+            },
+        )
     })
 }
