@@ -32,6 +32,15 @@ pub fn byte_perm(x: u32, y: u32, s: u32) -> u32 {
     })
 }
 
+/// The transpose network of `vec` rows ([`network`], as the emitter prints
+/// it) run over the registers `p`: rows in `p[..vec]`, columns' words out in
+/// the last `vec`.
+pub(crate) fn run_network(p: &mut [u32], vec: u32) {
+    for step in network(vec) {
+        p[step.out] = byte_perm(p[step.a], p[step.b], step.sel);
+    }
+}
+
 /// `__funnelshift_r(lo, hi, s)`: the low word of `hi:lo >> (s & 31)`.
 pub fn funnelshift_r(lo: u32, hi: u32, s: u32) -> u32 {
     ((u64::from(lo) | (u64::from(hi) << 32)) >> (s & 31)) as u32
@@ -71,7 +80,6 @@ fn read(kernel: &Kernel, r: &Realign, s: &mut State<'_>, env: &mut Env) -> Resul
     let (row_in, fast, col_in) = (gt(&r.inside), gt(&r.fast), gt(&r.col));
     let (phase, elem, to) = (t(&r.phase), t(&r.elem), t(&mv.to.index));
     let vecs = [t(&r.vecs[0]), t(&r.vecs[1])];
-    let net = network(g.vec);
     let regs = network_regs(g.vec);
     each_thread(kernel, env, |env| {
         env.set(Var::J, 0);
@@ -110,9 +118,7 @@ fn read(kernel: &Kernel, r: &Realign, s: &mut State<'_>, env: &mut Env) -> Resul
             for (row, words) in rw.iter().enumerate() {
                 p[row] = words[i];
             }
-            for step in net {
-                p[step.out] = byte_perm(p[step.a], p[step.b], step.sel);
-            }
+            run_network(&mut p, g.vec);
             for m in 0..vec {
                 env.set(Var::K, (i * vec + m) as i64);
                 let at = s.shared_index(to.eval(env)?)?;

@@ -4,8 +4,9 @@
 //! The simulator runs a tile's stage thread by thread, then each warp's lanes
 //! together, column word by column word, as the GPU does: each lane's rows
 //! realigned by `__funnelshift_r`, transposed by the same
-//! [`network`] the emitter prints, and realigned to the destination's words
-//! with the word of the lane before (`__shfl_up_sync`). Besides what every
+//! [`network`](crate::kernel::realign::network) the emitter prints, and
+//! realigned to the destination's words with the word of the lane before
+//! (`__shfl_up_sync`). Besides what every
 //! simulated kernel is checked for, it fails on a 16-byte load or a word store
 //! that is not aligned for the pointers, and on a tile run without bounds
 //! checks where one would fail.
@@ -15,12 +16,12 @@
 //! the source pointer within a 16-byte vector.
 
 use crate::check::memory::{run_tiles, State};
-use crate::check::realign::{byte_perm, funnelshift_r, funnelshift_rc};
+use crate::check::realign::{funnelshift_r, funnelshift_rc, run_network};
 use crate::check::walk::{each_thread, Grid, SimError, Stats};
 use crate::ir::expr::{Env, Var};
 use crate::ir::shape::Shape;
 use crate::ir::tape::{GuardTape, Tape};
-use crate::kernel::realign::{network, network_regs};
+use crate::kernel::realign::network_regs;
 use crate::kernel::thin::{stage_iters, thin_widths, Thin};
 use crate::kernel::Kernel;
 
@@ -123,7 +124,7 @@ fn columns(
         tp(&t.part_to),
     );
     let (stores, full, part) = (gt(&t.stores), gt(&t.full), gt(&t.part));
-    let (net, regs) = (network(g.vec), network_regs(g.vec));
+    let regs = network_regs(g.vec);
     for ty in 0..g.block_rows {
         env.set(Var::Ty, i64::from(ty));
         let lane_env = |env: &mut Env, lane: usize| env.set(Var::Tx, lane as i64);
@@ -150,9 +151,7 @@ fn columns(
                     *reg = funnelshift_r(lo[lane][rk], hi, row_shift.eval(env)? as u32);
                     lo[lane][rk] = hi;
                 }
-                for step in net {
-                    p[step.out] = byte_perm(p[step.a], p[step.b], step.sel);
-                }
+                run_network(&mut p, g.vec);
                 for (col, &word) in out.iter_mut().zip(&p[regs - vec..]) {
                     col[lane] = word;
                 }
