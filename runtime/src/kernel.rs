@@ -3,7 +3,6 @@
 use bankfree_gen::check::index32::{INDEX64_DEFINE, INDEX64_SUFFIX};
 use bankfree_gen::kernel::geometry::{Quotients, THIN_MAX_COLS};
 use bankfree_gen::kernel::order::TileOrder;
-use bankfree_gen::kernel::thin::thin_widths;
 use bankfree_gen::select::device::{twin, GpuClass};
 use bankfree_gen::{emit, Form, Geometry, Kernel};
 use sha2::{Digest, Sha256};
@@ -142,15 +141,14 @@ impl KernelSource {
     /// or a `thin` kernel's one per width ([`KernelSource::for_width`] launches
     /// the call's).
     pub fn entries(&self) -> Vec<String> {
+        let suffix = if self.index64 { INDEX64_SUFFIX } else { "" };
         match &self.kernel {
-            Some(k) if k.thin().is_some() && k.width().is_none() => thin_widths()
-                .filter_map(|c| k.with_width(c).ok())
-                .map(|w| match self.index64 {
-                    true => format!("{}{INDEX64_SUFFIX}", w.entry_name()),
-                    false => w.entry_name(),
-                })
+            Some(k) => k
+                .entry_points()
+                .iter()
+                .map(|e| format!("{}{suffix}", e.entry_name()))
                 .collect(),
-            _ => vec![self.entry.to_string()],
+            None => vec![self.entry.to_string()],
         }
     }
 

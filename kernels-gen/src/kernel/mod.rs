@@ -224,6 +224,29 @@ impl Kernel {
         self.width
     }
 
+    /// The kernels whose `extern "C"` entry points [`crate::emit`] writes for
+    /// this one: a `thin` kernel of no one width has one per width, each its
+    /// [`Kernel::with_width`]; any other kernel, itself.
+    ///
+    /// ```
+    /// use bankfree_gen::{emit, Kernel, TransposeSpec};
+    /// let k = Kernel::build(TransposeSpec::thin(2)?)?;
+    /// let src = emit(&k);
+    /// let entries = k.entry_points();
+    /// assert_eq!(entries.len(), 31);
+    /// assert!(entries.iter().all(|e| src.contains(&format!("{}(", e.entry_name()))));
+    /// assert_eq!(entries[0].entry_points(), [entries[0].clone()]);
+    /// # Ok::<(), bankfree_gen::SpecError>(())
+    /// ```
+    pub fn entry_points(&self) -> Vec<Kernel> {
+        if self.thin.is_none() || self.width.is_some() {
+            return vec![self.clone()];
+        }
+        thin_widths()
+            .filter_map(|c| self.with_width(c).ok())
+            .collect()
+    }
+
     /// This `small` kernel with wider quotients ([`Quotients`]): each thread
     /// finds its elements' batch items over the outer axes by
     /// [`Expr::quot_exact`], exact for batches of up to 2^31 items

@@ -17,7 +17,7 @@ use crate::kernel::geometry::{Form, Quotients, MAX_NARROW, PLANAR_MAX_COLS, SMAL
 use crate::kernel::launch::{dynamic_shared_bytes, MAX_GRID_X, MAX_GRID_Y};
 use crate::kernel::layout::Layout;
 use crate::kernel::order::TileOrder;
-use crate::kernel::thin::{thin_min_blocks, thin_widths};
+use crate::kernel::thin::thin_min_blocks;
 use crate::kernel::Kernel;
 use crate::render::body::{access_type, body_of, INDEX_TYPE, VEC_TYPE};
 use crate::render::realign::realign_tile;
@@ -51,13 +51,12 @@ fn index_type(w: &mut CWriter, entry: &str) -> fmt::Result {
 
 fn write_kernel(w: &mut CWriter, k: &Kernel) -> fmt::Result {
     header(w, k)?;
-    if k.thin.is_some() && k.width.is_none() {
-        // An entry point per width, each with its own registers.
-        for c in thin_widths() {
-            if let Ok(one) = k.with_width(c) {
-                writeln!(w)?;
-                write_entry(w, &one)?;
-            }
+    // A thin kernel's source holds an entry point per width, each with its own
+    // registers (`Kernel::entry_points`).
+    if k.width.is_none() && k.thin.is_some() {
+        for one in k.entry_points() {
+            writeln!(w)?;
+            write_entry(w, &one)?;
         }
         return Ok(());
     }
