@@ -53,14 +53,13 @@ fn write_kernel(w: &mut CWriter, k: &Kernel) -> fmt::Result {
     header(w, k)?;
     // A thin kernel's source holds an entry point per width, each with its own
     // registers (`Kernel::entry_points`).
-    if k.width.is_none() && k.thin.is_some() {
-        for one in k.entry_points() {
+    match &k.entry_points()[..] {
+        [one] => write_entry(w, one),
+        many => many.iter().try_for_each(|one| {
             writeln!(w)?;
-            write_entry(w, &one)?;
-        }
-        return Ok(());
+            write_entry(w, one)
+        }),
     }
-    write_entry(w, k)
 }
 
 /// One `extern "C"` entry point (after the header).
