@@ -226,8 +226,7 @@ fn thin_report(kernel: &Kernel, t: &Thin, model: Model) -> Report {
     let mut errors = Vec::new();
     let mut instructions: Vec<Instruction> = Vec::new();
     for e in executions(kernel, t) {
-        let index = if e.index == "slot" { &t.slot } else { &t.read };
-        let access = format!("tile[{}]", index.c());
+        let access = format!("tile[{}]", e.index.c());
         let acc = e
             .addrs
             .and_then(|a| bank::analyze(model, e.width, &a).map_err(|x| x.to_string()));

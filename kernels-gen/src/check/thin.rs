@@ -18,7 +18,7 @@
 use crate::check::memory::{run_tiles, State};
 use crate::check::realign::{funnelshift_r, funnelshift_rc, run_network};
 use crate::check::walk::{each_thread, Grid, SimError, Stats};
-use crate::ir::expr::{Env, Var};
+use crate::ir::expr::{Env, Expr, Var};
 use crate::ir::shape::Shape;
 use crate::ir::tape::{GuardTape, Tape};
 use crate::kernel::realign::network_regs;
@@ -223,10 +223,11 @@ fn envs(kernel: &Kernel) -> Vec<Env> {
 
 /// One warp's execution of one of the kernel's two shared instructions (the
 /// analysis sums them into its report).
-pub(crate) struct Exec {
+pub(crate) struct Exec<'a> {
     /// `store` (the stage's vectors) or `load` (the lanes' words).
     pub kind: &'static str,
-    pub index: &'static str,
+    /// Its shared index (`Thin::slot` or `Thin::read`).
+    pub index: &'a Expr,
     /// Access width in bytes.
     pub width: u32,
     /// Warp, iteration (`Var::J`) and row (`Var::Row`; 0 for the stage).
@@ -238,7 +239,7 @@ pub(crate) struct Exec {
 
 /// Every execution of the stage's vector store and the lanes' word load, over
 /// every width, pointer position, warp and iteration.
-pub(crate) fn executions(kernel: &Kernel, t: &Thin) -> Vec<Exec> {
+pub(crate) fn executions<'a>(kernel: &Kernel, t: &'a Thin) -> Vec<Exec<'a>> {
     let g = &kernel.spec.geometry;
     let mut out = Vec::new();
     for env in envs(kernel) {
@@ -260,7 +261,7 @@ pub(crate) fn executions(kernel: &Kernel, t: &Thin) -> Vec<Exec> {
                 });
                 out.push(Exec {
                     kind: "store",
-                    index: "slot",
+                    index: &t.slot,
                     width: 16,
                     at: [warp, j, 0],
                     addrs,
@@ -275,7 +276,7 @@ pub(crate) fn executions(kernel: &Kernel, t: &Thin) -> Vec<Exec> {
                     });
                     out.push(Exec {
                         kind: "load",
-                        index: "read",
+                        index: &t.read,
                         width: 4,
                         at: [warp, j, rk],
                         addrs,
@@ -323,7 +324,7 @@ mod tests {
         for (cols, unswizzled) in [(6, 2), (32, 32), (7, 1)] {
             let mut env = envs(&k).remove(0);
             env.set(Var::Cols, cols);
-            let ways = |index: &crate::ir::expr::Expr| {
+            let ways = |index: &Expr| {
                 let at = Tape::per_thread(index, &env);
                 let addrs = lanes(&env, 0, |e| {
                     e.set(Var::Row, 1);

@@ -454,6 +454,12 @@ impl Geometry {
         self.form == Form::Thin
     }
 
+    /// Source rows of a `thin` kernel's tile: [`THIN_RUN`] blocks of `vec` rows
+    /// for each warp.
+    pub fn thin_tile_rows(&self) -> u32 {
+        self.vec * THIN_RUN * self.block_rows
+    }
+
     /// Source columns a `realign` kernel's lane reads per row: one 16-byte
     /// vector's elements (16 / elem_bytes).
     pub fn realign_cols(&self) -> u32 {

@@ -188,7 +188,7 @@ pub(crate) fn thin_exprs(g: &Geometry, batch: &BatchBase) -> (Vec<Expr>, Thin) {
     let vec = i64::from(g.vec);
     let eb = i64::from(g.elem_bytes);
     let per = 16 / eb;
-    let rows_per_tile = vec * i64::from(THIN_RUN * g.block_rows);
+    let rows_per_tile = i64::from(g.thin_tile_rows());
     let cols = v(Var::Cols);
     let shift = cols.clone() * vec + per;
     let r0 = Expr::named("r0", v(Var::Tile) * rows_per_tile);

@@ -129,7 +129,7 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
         Form::Thin => {
             // Runs of `vec * 248` rows; each destination row's words start up to
             // `vec - 1` positions early, so they cover `rows + vec - 1`.
-            let run = i64::from(g.vec * crate::kernel::thin::THIN_RUN * g.block_rows);
+            let run = i64::from(g.thin_tile_rows());
             let ntiles = Expr::named(
                 "ntiles",
                 (v(Var::Rows) + (i64::from(g.vec) - 1) + (run - 1)) / run,

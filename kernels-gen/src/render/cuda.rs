@@ -523,7 +523,7 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
         Form::Planar => "ntiles = chunks of rows / vec".to_string(),
         Form::Thin => format!(
             "ntiles = runs of {} rows with rows + {}",
-            g.vec * crate::kernel::thin::THIN_RUN * g.block_rows,
+            g.thin_tile_rows(),
             g.vec - 1
         ),
         Form::Realign => format!(
