@@ -3,6 +3,7 @@
 
 pub mod choice;
 pub mod device;
+pub mod dist;
 #[cfg(test)]
 mod extremes;
 pub mod gather;

@@ -1,0 +1,431 @@
+//! A distributed transpose's plan: what every rank packs, exchanges and places
+//! when a row-sharded `rows x cols` matrix becomes its transpose, row-sharded the
+//! same way.
+//!
+//! Rank `p` holds source rows `R_p .. R_p + rows[p]` (row-major, `cols` wide) and
+//! gets result rows `C_p .. C_p + cols[p]` (row-major, `rows` wide). The source
+//! block of `p`'s rows and `q`'s columns, transposed, is `q`'s result at columns
+//! `R_p ..`:
+//! * `p == q`: one local transpose straight into place ([`Plan::own`]);
+//! * `p != q`: the block goes in pieces, one per step ([`Plan::step`]): `p`
+//!   transposes the piece into its send buffer (contiguous), the exchange carries
+//!   it to `q`'s receive buffer, and `q` copies it into place at its pitch.
+//!
+//! The buffers have two slots each and steps alternate between them, so a step's
+//! exchange overlaps the packing of the next step and the placing of the previous
+//! one. Every rank derives the same plan from the same [`Layout`]: the sends from
+//! `p` to `q` and the receives of `q` from `p` pair up in order.
+//!
+//! ```
+//! use bankfree_gen::select::dist::{Layout, Plan};
+//! // 10 x 6 over 3 ranks: rows 4, 3, 3; result rows (source columns) 2, 2, 2.
+//! let layout = Layout::even(10, 6, 3)?;
+//! let plan = Plan::new(&layout, 4, 1 << 20)?;
+//! assert_eq!(plan.steps(), 1);                        // every piece fits one step
+//! let step = plan.step(0, 0);
+//! assert_eq!(step.sends.len(), 2);                    // to ranks 1 and 2
+//! assert_eq!((step.sends[0].peer, step.sends[0].len), (1, 4 * 2));
+//! # Ok::<(), bankfree_gen::select::dist::DistError>(())
+//! ```
+
+/// What one step of a rank sends, summed over its peers, aims at: big enough for
+/// the exchange to run at its link's speed, small enough that the two slots of
+/// the send and receive buffers stay a few hundred MB.
+pub const STEP_BYTES: u64 = 64 << 20;
+
+/// Buffer offsets in the slots start on this many bytes (vector kernels' loads and
+/// stores want aligned rows).
+const SLOT_ALIGN: u64 = 256;
+
+/// A layout or size the plan cannot take.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DistError {
+    #[error("a layout needs at least one rank")]
+    NoRanks,
+    #[error("the row split has {rows} ranks but the column split has {cols}; give both one entry per rank")]
+    Ranks { rows: usize, cols: usize },
+    #[error("the matrix's {what} overflows 64 bits")]
+    Overflow { what: &'static str },
+    #[error("element size 0: a transpose moves elements of at least one byte")]
+    ElemBytes,
+}
+
+/// How a `rows x cols` matrix and its transpose are split over ranks: rank `r`
+/// holds `rows[r]` consecutive source rows and gets `cols[r]` consecutive result
+/// rows (source columns). Any split, uneven and empty parts included.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Layout {
+    rows: Vec<u64>,
+    cols: Vec<u64>,
+    row_start: Vec<u64>,
+    col_start: Vec<u64>,
+}
+
+fn starts(parts: &[u64], what: &'static str) -> Result<Vec<u64>, DistError> {
+    let mut out = vec![0u64];
+    for &n in parts {
+        let last = out[out.len() - 1];
+        out.push(last.checked_add(n).ok_or(DistError::Overflow { what })?);
+    }
+    Ok(out)
+}
+
+impl Layout {
+    /// The split `rows[r]` (source rows of rank `r`) and `cols[r]` (result rows of
+    /// rank `r`).
+    pub fn new(rows: &[u64], cols: &[u64]) -> Result<Layout, DistError> {
+        if rows.is_empty() {
+            return Err(DistError::NoRanks);
+        }
+        if rows.len() != cols.len() {
+            return Err(DistError::Ranks {
+                rows: rows.len(),
+                cols: cols.len(),
+            });
+        }
+        let layout = Layout {
+            row_start: starts(rows, "row count")?,
+            col_start: starts(cols, "column count")?,
+            rows: rows.to_vec(),
+            cols: cols.to_vec(),
+        };
+        layout
+            .rows()
+            .checked_mul(layout.cols())
+            .ok_or(DistError::Overflow {
+                what: "element count",
+            })?;
+        Ok(layout)
+    }
+
+    /// `rows` and `cols` split as evenly as they go: the first `n % ranks` ranks
+    /// get one more.
+    pub fn even(rows: u64, cols: u64, ranks: usize) -> Result<Layout, DistError> {
+        let split = |n: u64| -> Vec<u64> {
+            let p = ranks as u64;
+            (0..p).map(|r| n / p + u64::from(r < n % p)).collect()
+        };
+        if ranks == 0 {
+            return Err(DistError::NoRanks);
+        }
+        Layout::new(&split(rows), &split(cols))
+    }
+
+    pub fn ranks(&self) -> usize {
+        self.rows.len()
+    }
+    /// The source's row count (the result's row length).
+    pub fn rows(&self) -> u64 {
+        self.row_start[self.ranks()]
+    }
+    /// The source's row length (the result's row count).
+    pub fn cols(&self) -> u64 {
+        self.col_start[self.ranks()]
+    }
+    pub fn rows_of(&self, rank: usize) -> u64 {
+        self.rows[rank]
+    }
+    pub fn cols_of(&self, rank: usize) -> u64 {
+        self.cols[rank]
+    }
+    pub fn row_start(&self, rank: usize) -> u64 {
+        self.row_start[rank]
+    }
+    pub fn col_start(&self, rank: usize) -> u64 {
+        self.col_start[rank]
+    }
+    /// Elements rank `rank`'s source must hold: its rows, `cols` each.
+    pub fn src_len(&self, rank: usize) -> u64 {
+        self.rows[rank] * self.cols()
+    }
+    /// Elements rank `rank`'s result must hold: its result rows, `rows` each.
+    pub fn dst_len(&self, rank: usize) -> u64 {
+        self.cols[rank] * self.rows()
+    }
+}
+
+/// A rank's buffers: the caller's source and result, and the plan's two
+/// exchange buffers (a step uses slot [`Step::slot`] of each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Buffer {
+    Src,
+    Dst,
+    Send,
+    Recv,
+}
+
+/// Where a 2-D block starts in a buffer (elements) and the distance between its
+/// rows (elements).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Region {
+    pub buffer: Buffer,
+    pub offset: u64,
+    pub pitch: u64,
+}
+
+/// A local move: the `rows x cols` block at `from`, written at `to` as `cols x
+/// rows` (`transpose`) or as it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Move {
+    pub rows: u64,
+    pub cols: u64,
+    pub from: Region,
+    pub to: Region,
+    pub transpose: bool,
+}
+
+impl Move {
+    /// The move as an N-d permute call: dims, perm, source and destination strides.
+    pub fn permute(&self) -> ([u64; 2], [usize; 2], [u64; 2], [u64; 2]) {
+        let perm = if self.transpose { [1, 0] } else { [0, 1] };
+        let dims = [self.rows, self.cols];
+        (dims, perm, [self.from.pitch, 1], [self.to.pitch, 1])
+    }
+
+    /// The element the move reads last, plus one: what `from`'s buffer must hold.
+    pub fn from_end(&self) -> u64 {
+        end(self.from, self.rows, self.cols)
+    }
+
+    /// What `to`'s buffer must hold.
+    pub fn to_end(&self) -> u64 {
+        if self.transpose {
+            end(self.to, self.cols, self.rows)
+        } else {
+            end(self.to, self.rows, self.cols)
+        }
+    }
+
+    /// The move on host bytes (`elem` bytes an element): the CPU model of what the
+    /// GPU kernel of [`Move::permute`] does.
+    pub fn run_host(&self, from: &[u8], to: &mut [u8], elem: usize) {
+        for r in 0..self.rows as usize {
+            for c in 0..self.cols as usize {
+                let s = self.from.offset as usize + r * self.from.pitch as usize + c;
+                let (dr, dc) = if self.transpose { (c, r) } else { (r, c) };
+                let d = self.to.offset as usize + dr * self.to.pitch as usize + dc;
+                to[d * elem..(d + 1) * elem].copy_from_slice(&from[s * elem..(s + 1) * elem]);
+            }
+        }
+    }
+}
+
+fn end(at: Region, rows: u64, cols: u64) -> u64 {
+    if rows == 0 || cols == 0 {
+        0
+    } else {
+        at.offset + (rows - 1) * at.pitch + cols
+    }
+}
+
+/// A run of `len` elements at `offset` of this step's slot, sent to (or received
+/// from) `peer`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Transfer {
+    pub peer: usize,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// One rank's part of one step: pack, then exchange, then place.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Step {
+    /// The slot (0 or 1) of the send and receive buffers this step uses.
+    pub slot: usize,
+    /// Source pieces transposed into the send slot, one per send.
+    pub packs: Vec<Move>,
+    pub sends: Vec<Transfer>,
+    pub recvs: Vec<Transfer>,
+    /// Received pieces copied into the result, one per receive.
+    pub places: Vec<Move>,
+}
+
+/// The plan of a layout for one element size and step size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    layout: Layout,
+    /// Elements a piece aims at.
+    piece: u64,
+    steps: usize,
+    align: u64,
+    send_len: Vec<u64>,
+    recv_len: Vec<u64>,
+}
+
+impl Plan {
+    /// Plans `layout` for `elem_bytes`-byte elements, each rank sending about
+    /// `step_bytes` a step ([`STEP_BYTES`] is the measured default).
+    pub fn new(layout: &Layout, elem_bytes: u64, step_bytes: u64) -> Result<Plan, DistError> {
+        if elem_bytes == 0 {
+            return Err(DistError::ElemBytes);
+        }
+        let peers = layout.ranks().saturating_sub(1).max(1) as u64;
+        let mut plan = Plan {
+            layout: layout.clone(),
+            piece: (step_bytes / elem_bytes / peers).max(1),
+            steps: 0,
+            align: SLOT_ALIGN / gcd(SLOT_ALIGN, elem_bytes),
+            send_len: vec![0; layout.ranks()],
+            recv_len: vec![0; layout.ranks()],
+        };
+        let p = layout.ranks();
+        plan.steps = (0..p)
+            .flat_map(|a| (0..p).filter(move |&b| b != a).map(move |b| (a, b)))
+            .map(|(a, b)| plan.pieces(a, b))
+            .max()
+            .unwrap_or(0) as usize;
+        for rank in 0..p {
+            for k in 0..plan.steps {
+                let s = plan.step(rank, k);
+                let top = |t: &[Transfer]| t.last().map_or(0, |t| t.offset + t.len);
+                plan.send_len[rank] = plan.send_len[rank].max(top(&s.sends));
+                plan.recv_len[rank] = plan.recv_len[rank].max(top(&s.recvs));
+            }
+        }
+        Ok(plan)
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// How many steps the exchange takes (0 with one rank or nothing to send).
+    pub fn steps(&self) -> usize {
+        self.steps
+    }
+
+    /// Elements of one slot of `rank`'s send buffer.
+    pub fn send_len(&self, rank: usize) -> u64 {
+        self.send_len[rank]
+    }
+
+    /// Elements of one slot of `rank`'s receive buffer.
+    pub fn recv_len(&self, rank: usize) -> u64 {
+        self.recv_len[rank]
+    }
+
+    /// `rank`'s own block, transposed from its source straight into its result;
+    /// `None` where it is empty.
+    pub fn own(&self, rank: usize) -> Option<Move> {
+        let l = &self.layout;
+        let mv = Move {
+            rows: l.rows_of(rank),
+            cols: l.cols_of(rank),
+            from: Region {
+                buffer: Buffer::Src,
+                offset: l.col_start(rank),
+                pitch: l.cols(),
+            },
+            to: Region {
+                buffer: Buffer::Dst,
+                offset: l.row_start(rank),
+                pitch: l.rows(),
+            },
+            transpose: true,
+        };
+        (mv.rows > 0 && mv.cols > 0).then_some(mv)
+    }
+
+    /// How many pieces the block of `p`'s rows and `q`'s columns goes in: enough
+    /// for each to hold about a piece's elements, but never more row bands than
+    /// rows (a row longer than a piece stays whole).
+    fn pieces(&self, p: usize, q: usize) -> u64 {
+        let (h, w) = (self.layout.rows_of(p), self.layout.cols_of(q));
+        let n = (h * w).div_ceil(self.piece);
+        if w >= n {
+            n
+        } else {
+            n.min(h)
+        }
+    }
+
+    /// Piece `k` of the block of `p`'s rows and `q`'s columns: `(row0, rows,
+    /// col0, cols)` within the block. Column bands where the block has at least as
+    /// many columns as pieces (each piece a run of whole columns), row bands
+    /// otherwise.
+    fn piece_of(&self, p: usize, q: usize, k: u64) -> (u64, u64, u64, u64) {
+        let (h, w, n) = (
+            self.layout.rows_of(p),
+            self.layout.cols_of(q),
+            self.pieces(p, q),
+        );
+        let cut = |len: u64, i: u64| (u128::from(len) * u128::from(i) / u128::from(n)) as u64;
+        if w >= (h * w).div_ceil(self.piece) {
+            (0, h, cut(w, k), cut(w, k + 1) - cut(w, k))
+        } else {
+            (cut(h, k), cut(h, k + 1) - cut(h, k), 0, w)
+        }
+    }
+
+    /// `rank`'s part of step `k` (`k < steps()`).
+    pub fn step(&self, rank: usize, k: usize) -> Step {
+        let l = &self.layout;
+        let p = l.ranks();
+        let mut step = Step {
+            slot: k % 2,
+            ..Step::default()
+        };
+        let (mut send_at, mut recv_at) = (0u64, 0u64);
+        for d in 1..p {
+            let q = (rank + d) % p;
+            if (k as u64) < self.pieces(rank, q) {
+                let (r0, h, c0, w) = self.piece_of(rank, q, k as u64);
+                step.packs.push(Move {
+                    rows: h,
+                    cols: w,
+                    from: Region {
+                        buffer: Buffer::Src,
+                        offset: r0 * l.cols() + l.col_start(q) + c0,
+                        pitch: l.cols(),
+                    },
+                    to: Region {
+                        buffer: Buffer::Send,
+                        offset: send_at,
+                        pitch: h,
+                    },
+                    transpose: true,
+                });
+                step.sends.push(Transfer {
+                    peer: q,
+                    offset: send_at,
+                    len: h * w,
+                });
+                send_at = (send_at + h * w).next_multiple_of(self.align);
+            }
+            let q = (rank + p - d) % p;
+            if (k as u64) < self.pieces(q, rank) {
+                let (r0, h, c0, w) = self.piece_of(q, rank, k as u64);
+                step.recvs.push(Transfer {
+                    peer: q,
+                    offset: recv_at,
+                    len: h * w,
+                });
+                step.places.push(Move {
+                    rows: w,
+                    cols: h,
+                    from: Region {
+                        buffer: Buffer::Recv,
+                        offset: recv_at,
+                        pitch: h,
+                    },
+                    to: Region {
+                        buffer: Buffer::Dst,
+                        offset: c0 * l.rows() + l.row_start(q) + r0,
+                        pitch: l.rows(),
+                    },
+                    transpose: false,
+                });
+                recv_at = (recv_at + h * w).next_multiple_of(self.align);
+            }
+        }
+        step
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}

@@ -1,0 +1,243 @@
+//! The distributed transpose's plan, run by a CPU model of the whole exchange with
+//! P simulated ranks (1 to 8, any uneven split, empty parts included): every
+//! rank's result must equal its rows of a CPU transpose, every move must stay in
+//! its buffers and be a permute the planner takes.
+
+use bankfree_gen::select::dist::{Buffer, DistError, Layout, Move, Plan};
+use bankfree_gen::select::permute::{plan as plan_permute, Permute};
+use proptest::prelude::*;
+
+/// Source bytes of rank `rank`: element `(r, c)` of the whole matrix holds bytes
+/// derived from its global index, so a misplaced element shows.
+fn source(layout: &Layout, rank: usize, elem: usize) -> Vec<u8> {
+    let (r0, cols) = (layout.row_start(rank), layout.cols());
+    let mut out = Vec::with_capacity(layout.src_len(rank) as usize * elem);
+    for r in 0..layout.rows_of(rank) {
+        for c in 0..cols {
+            let id = ((r0 + r) * cols + c).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            out.extend((0..elem).map(|b| (id >> (8 * (b % 8))) as u8 ^ b as u8));
+        }
+    }
+    out
+}
+
+/// Rank `rank`'s rows of the whole matrix's transpose, from the sources.
+fn expected(layout: &Layout, srcs: &[Vec<u8>], rank: usize, elem: usize) -> Vec<u8> {
+    let (rows, cols) = (layout.rows(), layout.cols());
+    let mut out = vec![0u8; layout.dst_len(rank) as usize * elem];
+    for i in 0..layout.cols_of(rank) {
+        let c = layout.col_start(rank) + i;
+        for r in 0..rows {
+            let owner = (0..layout.ranks())
+                .find(|&p| r < layout.row_start(p) + layout.rows_of(p))
+                .expect("a row has an owner");
+            let s = ((r - layout.row_start(owner)) * cols + c) as usize * elem;
+            let d = (i * rows + r) as usize * elem;
+            out[d..d + elem].copy_from_slice(&srcs[owner][s..s + elem]);
+        }
+    }
+    out
+}
+
+struct Rank {
+    src: Vec<u8>,
+    dst: Vec<u8>,
+    send: [Vec<u8>; 2],
+    recv: [Vec<u8>; 2],
+}
+
+impl Rank {
+    fn run(&mut self, mv: &Move, slot: usize, elem: usize, plan: &Plan, rank: usize) {
+        let len = |b: Buffer| match b {
+            Buffer::Src => plan.layout().src_len(rank),
+            Buffer::Dst => plan.layout().dst_len(rank),
+            Buffer::Send => plan.send_len(rank),
+            Buffer::Recv => plan.recv_len(rank),
+        };
+        assert!(
+            mv.from_end() <= len(mv.from.buffer),
+            "{mv:?} reads past its buffer"
+        );
+        assert!(
+            mv.to_end() <= len(mv.to.buffer),
+            "{mv:?} writes past its buffer"
+        );
+        let from = match mv.from.buffer {
+            Buffer::Src => self.src.clone(),
+            Buffer::Recv => self.recv[slot].clone(),
+            other => panic!("a move reads {other:?}"),
+        };
+        let to = match mv.to.buffer {
+            Buffer::Dst => &mut self.dst,
+            Buffer::Send => &mut self.send[slot],
+            other => panic!("a move writes {other:?}"),
+        };
+        mv.run_host(&from, to, elem);
+    }
+}
+
+/// The whole exchange on host bytes: own blocks, then every step's packs on every
+/// rank, its transfers (each send paired with the receive of the same step and
+/// pair), and its places.
+fn model(plan: &Plan, elem: usize) -> Vec<Vec<u8>> {
+    let layout = plan.layout();
+    let p = layout.ranks();
+    let mut ranks: Vec<Rank> = (0..p)
+        .map(|r| Rank {
+            src: source(layout, r, elem),
+            dst: vec![0xA5; layout.dst_len(r) as usize * elem],
+            send: [0, 1].map(|_| vec![0; plan.send_len(r) as usize * elem]),
+            recv: [0, 1].map(|_| vec![0; plan.recv_len(r) as usize * elem]),
+        })
+        .collect();
+    for (r, rank) in ranks.iter_mut().enumerate() {
+        if let Some(own) = plan.own(r) {
+            rank.run(&own, 0, elem, plan, r);
+        }
+    }
+    for k in 0..plan.steps() {
+        let steps: Vec<_> = (0..p).map(|r| plan.step(r, k)).collect();
+        for (r, s) in steps.iter().enumerate() {
+            assert_eq!(s.packs.len(), s.sends.len());
+            for mv in &s.packs {
+                ranks[r].run(mv, s.slot, elem, plan, r);
+            }
+        }
+        for (q, s) in steps.iter().enumerate() {
+            for t in &s.recvs {
+                let sent: Vec<_> = steps[t.peer].sends.iter().filter(|x| x.peer == q).collect();
+                assert_eq!(sent.len(), 1, "one send from {} to {q} in step {k}", t.peer);
+                assert_eq!(sent[0].len, t.len, "a send and its receive agree on length");
+                let bytes = ranks[t.peer].send[s.slot]
+                    [sent[0].offset as usize * elem..(sent[0].offset + t.len) as usize * elem]
+                    .to_vec();
+                let at = t.offset as usize * elem;
+                ranks[q].recv[s.slot][at..at + bytes.len()].copy_from_slice(&bytes);
+            }
+            let sent_here: usize = steps
+                .iter()
+                .map(|x| x.sends.iter().filter(|t| t.peer == q).count())
+                .sum();
+            assert_eq!(sent_here, s.recvs.len(), "every send to {q} is received");
+        }
+        for (r, s) in steps.iter().enumerate() {
+            for mv in &s.places {
+                ranks[r].run(mv, s.slot, elem, plan, r);
+            }
+        }
+    }
+    ranks.into_iter().map(|r| r.dst).collect()
+}
+
+fn check(layout: &Layout, elem: usize, step_bytes: u64) -> Result<(), TestCaseError> {
+    let plan = Plan::new(layout, elem as u64, step_bytes).expect("a valid layout plans");
+    let got = model(&plan, elem);
+    let srcs: Vec<_> = (0..layout.ranks())
+        .map(|r| source(layout, r, elem))
+        .collect();
+    for (r, dst) in got.iter().enumerate() {
+        prop_assert!(
+            *dst == expected(layout, &srcs, r, elem),
+            "rank {r} of {layout:?}"
+        );
+    }
+    // Every move is a permute the planner takes (the runtime runs them as such).
+    let mut moves = Vec::new();
+    for r in 0..layout.ranks() {
+        moves.extend(plan.own(r));
+        for k in 0..plan.steps() {
+            let s = plan.step(r, k);
+            moves.extend(s.packs.into_iter().chain(s.places));
+        }
+    }
+    for mv in moves {
+        let (dims, perm, src_strides, dst_strides) = mv.permute();
+        let mut request = Permute::new(&dims, &perm, elem as u32);
+        request.src_strides = Some(src_strides.to_vec());
+        request.dst_strides = Some(dst_strides.to_vec());
+        if [1, 2, 4, 8, 12, 16].contains(&elem) {
+            prop_assert!(plan_permute(&request).is_ok(), "{mv:?}");
+        }
+    }
+    Ok(())
+}
+
+fn split(max_ranks: usize) -> impl Strategy<Value = Vec<u64>> {
+    prop::collection::vec(prop_oneof![Just(0u64), 1u64..9, 9u64..40], 1..=max_ranks)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    #[test]
+    fn any_split_over_1_to_8_ranks_transposes(
+        rows in split(8),
+        cols_seed in prop::collection::vec(0u64..30, 8),
+        elem in prop::sample::select(vec![1usize, 2, 4, 12, 16]),
+        step in prop::sample::select(vec![1u64, 7, 64, 300, 1 << 20]),
+    ) {
+        let cols: Vec<u64> = cols_seed[..rows.len()].to_vec();
+        let layout = Layout::new(&rows, &cols).expect("same rank counts");
+        check(&layout, elem, step * elem as u64)?;
+    }
+}
+
+#[test]
+fn even_splits_and_both_piece_shapes() {
+    // Wide blocks go in column bands, narrow ones (fewer columns than pieces) in
+    // row bands; a single column taller than a piece is cut too.
+    for (rows, cols, ranks, step) in [
+        (64, 48, 4, 16),
+        (1000, 3, 2, 40),
+        (5, 2000, 3, 100),
+        (17, 1, 1, 4),
+        (33, 31, 8, 4),
+    ] {
+        let layout = Layout::even(rows, cols, ranks).unwrap();
+        check(&layout, 4, step * 4).unwrap();
+        let plan = Plan::new(&layout, 4, step * 4).unwrap();
+        let piece = (step / (ranks as u64 - 1).max(1)).max(1);
+        for r in 0..ranks {
+            for k in 0..plan.steps() {
+                for mv in plan.step(r, k).packs {
+                    let n = mv.rows * mv.cols;
+                    assert!(n > 0, "no empty pieces");
+                    assert!(
+                        n <= 2 * piece || mv.rows == 1,
+                        "{rows}x{cols}/{ranks}: {mv:?} for {piece}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn one_rank_is_one_local_transpose() {
+    let plan = Plan::new(&Layout::even(300, 200, 1).unwrap(), 4, 1).unwrap();
+    assert_eq!(plan.steps(), 0);
+    let own = plan.own(0).unwrap();
+    assert_eq!(
+        (own.rows, own.cols, own.from.pitch, own.to.pitch),
+        (300, 200, 200, 300)
+    );
+}
+
+#[test]
+fn bad_layouts_are_errors() {
+    assert_eq!(Layout::new(&[], &[]), Err(DistError::NoRanks));
+    assert_eq!(Layout::even(4, 4, 0), Err(DistError::NoRanks));
+    assert_eq!(
+        Layout::new(&[1, 2], &[3]),
+        Err(DistError::Ranks { rows: 2, cols: 1 })
+    );
+    assert!(matches!(
+        Layout::new(&[u64::MAX, 1], &[1, 1]),
+        Err(DistError::Overflow { .. })
+    ));
+    assert!(matches!(
+        Layout::new(&[1 << 40], &[1 << 40]),
+        Err(DistError::Overflow { .. })
+    ));
+    let l = Layout::even(4, 4, 2).unwrap();
+    assert_eq!(Plan::new(&l, 0, 1 << 20), Err(DistError::ElemBytes));
+}
