@@ -44,6 +44,11 @@ pub use bankfree_runtime::{
 pub use cudarc;
 pub use half;
 
+/// The transpose of a matrix sharded by rows across GPUs, over NCCL (the `nccl`
+/// feature): see [`runtime::dist`].
+#[cfg(feature = "nccl")]
+pub use bankfree_runtime::dist;
+
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;

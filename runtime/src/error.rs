@@ -77,6 +77,32 @@ pub enum Error {
     #[error("no kernel was given: pass at least one kernel, a vec = 1 tile kernel last (it runs every shape)")]
     NoKernels,
 
+    /// NCCL (for [`dist`](crate::dist)) could not be loaded.
+    #[error(
+        "NCCL not found: none of {searched} could be loaded by the dynamic loader{found}. \
+         Install it (`pip install nvidia-nccl-cu13`, or the system's libnccl2 package) and add \
+         its folder to LD_LIBRARY_PATH; cudarc loads it as libnccl.so, so where the folder holds \
+         only libnccl.so.2, add a link `libnccl.so -> libnccl.so.2` beside it"
+    )]
+    NcclNotFound { searched: String, found: String },
+
+    /// An NCCL call failed; `code` is the `ncclResult_t`.
+    #[error("NCCL error {code} ({name}) in {during}")]
+    Nccl {
+        code: i32,
+        name: String,
+        during: &'static str,
+    },
+
+    /// A distributed layout the plan cannot take.
+    #[error(transparent)]
+    Dist(#[from] bankfree_gen::select::dist::DistError),
+
+    /// The communicators, buffers or layout of a distributed transpose disagree
+    /// (on this process, or between ranks: then every rank returns this error).
+    #[error("distributed transpose: {detail}")]
+    DistMismatch { detail: String },
+
     /// The kernel needs more shared memory than this device allows per block.
     #[error(
         "`{entry}` needs {needed} bytes of shared memory per block but {device} allows {allowed}; \

@@ -4,7 +4,9 @@
 //!   libcuda cannot be loaded, so nothing calls it before [`driver_present`]);
 //! * NVRTC through its C API, loaded by path with libloading (cudarc's own NVRTC
 //!   loader also panics, and only searches the loader's path);
-//! * the kernel launch.
+//! * the kernel launch;
+//! * with the `nccl` feature: probing for NCCL before cudarc touches it, and the
+//!   exchange buffers' bytes seen as elements by the kernels.
 
 use cudarc::driver::{DriverError, LaunchArgs, LaunchConfig};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -15,6 +17,56 @@ pub fn driver_present() -> bool {
     // SAFETY: `is_culib_present` only tries `dlopen` on candidate names and closes
     // what it opened; it calls no driver function.
     unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+/// Whether cudarc can load NCCL.
+#[cfg(feature = "nccl")]
+pub fn nccl_present() -> bool {
+    // SAFETY: as in `driver_present`: only `dlopen`s of candidate names.
+    unsafe { cudarc::nccl::sys::is_culib_present() }
+}
+
+/// An exchange buffer's bytes as elements, for the kernels that pack into it.
+#[cfg(feature = "nccl")]
+pub fn elems_mut<T>(
+    bytes: &mut cudarc::driver::CudaSlice<u8>,
+) -> cudarc::driver::CudaViewMut<'_, T> {
+    let n = bytes.len() / std::mem::size_of::<T>().max(1);
+    // SAFETY: device memory is never read as `T` on the host through this view: the
+    // kernels copy whole elements byte for byte, so the buffer holds only bytes of
+    // `T` values of the source (or the zeros it was allocated with, which nothing
+    // places). The allocation is 256-byte aligned and the length fits the bytes.
+    unsafe { bytes.transmute_mut::<T>(n) }.expect("n elements fit the bytes")
+}
+
+/// A received buffer's bytes as elements, for the kernels that place them.
+#[cfg(feature = "nccl")]
+pub fn elems<T>(bytes: &cudarc::driver::CudaSlice<u8>) -> cudarc::driver::CudaView<'_, T> {
+    let n = bytes.len() / std::mem::size_of::<T>().max(1);
+    // SAFETY: as in `elems_mut`; the bytes are `T` values a peer of the same element
+    // type packed (the ranks agree on the type before they exchange).
+    unsafe { bytes.transmute::<T>(n) }.expect("n elements fit the bytes")
+}
+
+/// A buffer's elements as bytes, for the bare exchange NCCL sends.
+#[cfg(feature = "nccl")]
+pub fn bytes_of<'a, T>(v: &'a cudarc::driver::CudaView<'a, T>) -> cudarc::driver::CudaView<'a, u8> {
+    let n = v.len() * std::mem::size_of::<T>();
+    // SAFETY: every byte of device memory is a valid `u8`; the view covers exactly
+    // the elements' bytes and is only read by NCCL on the device.
+    unsafe { v.transmute::<u8>(n) }.expect("the bytes of the elements fit")
+}
+
+/// A buffer's elements as bytes NCCL receives into.
+#[cfg(feature = "nccl")]
+pub fn bytes_of_mut<'a, T>(
+    v: &'a mut cudarc::driver::CudaViewMut<'a, T>,
+) -> cudarc::driver::CudaViewMut<'a, u8> {
+    let n = v.len() * std::mem::size_of::<T>();
+    // SAFETY: NCCL writes whole elements' bytes that a peer of the same element
+    // type sent from its `T` values (the ranks agree on the type first); the host
+    // never sees the bytes as `T` until they are whole values again.
+    unsafe { v.transmute_mut::<u8>(n) }.expect("the bytes of the elements fit")
 }
 
 /// Loads a shared library by path and keeps it loaded for the life of the process,

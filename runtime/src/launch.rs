@@ -32,6 +32,9 @@ pub trait SrcArg<T>: DeviceSlice<T> + sealed::Sealed {
     /// The device address of the buffer's first element.
     #[doc(hidden)]
     fn address(&self, stream: &CudaStream) -> u64;
+    /// The whole buffer as a view.
+    #[doc(hidden)]
+    fn view(&self) -> CudaView<'_, T>;
 }
 
 /// A buffer the kernel writes: `CudaSlice`, `CudaViewMut` (sealed, as [`SrcArg`]).
@@ -41,6 +44,9 @@ pub trait DstArg<T>: DeviceSlice<T> + sealed::Sealed {
     /// The device address of the buffer's first element.
     #[doc(hidden)]
     fn address(&self, stream: &CudaStream) -> u64;
+    /// The whole buffer as a mutable view.
+    #[doc(hidden)]
+    fn view_mut(&mut self) -> CudaViewMut<'_, T>;
 }
 
 // Every kind gives its real address: a `CudaSlice` need not be a whole
@@ -56,6 +62,9 @@ impl<T> SrcArg<T> for CudaSlice<T> {
     fn address(&self, stream: &CudaStream) -> u64 {
         address_of(self, stream)
     }
+    fn view(&self) -> CudaView<'_, T> {
+        self.as_view()
+    }
 }
 
 impl<T> SrcArg<T> for CudaView<'_, T> {
@@ -64,6 +73,9 @@ impl<T> SrcArg<T> for CudaView<'_, T> {
     }
     fn address(&self, stream: &CudaStream) -> u64 {
         address_of(self, stream)
+    }
+    fn view(&self) -> CudaView<'_, T> {
+        self.slice(..)
     }
 }
 
@@ -74,6 +86,9 @@ impl<T> DstArg<T> for CudaSlice<T> {
     fn address(&self, stream: &CudaStream) -> u64 {
         address_of(self, stream)
     }
+    fn view_mut(&mut self) -> CudaViewMut<'_, T> {
+        self.as_view_mut()
+    }
 }
 
 impl<T> DstArg<T> for CudaViewMut<'_, T> {
@@ -82,6 +97,9 @@ impl<T> DstArg<T> for CudaViewMut<'_, T> {
     }
     fn address(&self, stream: &CudaStream) -> u64 {
         address_of(self, stream)
+    }
+    fn view_mut(&mut self) -> CudaViewMut<'_, T> {
+        self.slice_mut(..)
     }
 }
 

@@ -37,6 +37,8 @@ pub mod tune;
 mod cache;
 pub mod device;
 mod discover;
+#[cfg(feature = "nccl")]
+pub mod dist;
 #[allow(unsafe_code)]
 mod ffi;
 mod launch;

@@ -7,13 +7,14 @@ rm -rf .gpu && mkdir -p .gpu/bin
 cargo build --release -p bankfree-gen
 cp target/release/bankfree-gen .gpu/
 .gpu/bankfree-gen grid --out .gpu/kernels
-cargo build --release --examples --features images
-cp target/release/examples/{transpose,runtime_overhead,bench,strategies,image_transpose,permute} .gpu/bin/
+cargo build --release --examples --features images,nccl
+cp target/release/examples/{transpose,runtime_overhead,bench,strategies,image_transpose,permute,dist_transpose} .gpu/bin/
 # The release test binaries whose #[ignore = "needs a CUDA GPU"] tests run there.
 { cargo test --release -p bankfree-runtime --test gpu --no-run --message-format=json
   cargo test --release -p bankfree --test attribute_gpu --no-run --message-format=json
   cargo test --release -p bankfree --test gpu_matrix --no-run --message-format=json
-  cargo test --release -p bankfree --test permute_gpu --no-run --message-format=json; } \
+  cargo test --release -p bankfree --test permute_gpu --no-run --message-format=json
+  cargo test --release -p bankfree --features nccl --test dist_gpu --no-run --message-format=json; } \
   | python3 -c 'import json,sys
 for l in sys.stdin:
     m = json.loads(l)

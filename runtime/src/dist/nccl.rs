@@ -1,0 +1,168 @@
+//! NCCL without panics: finding it, making communicators, and the check that
+//! every rank of a call passes the same layout and element type.
+
+use crate::error::{Error, Result};
+use crate::ffi;
+use cudarc::driver::CudaStream;
+use cudarc::nccl::{result::NcclError, Comm, Id};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// That NCCL can be loaded; else [`Error::NcclNotFound`] with the names tried and
+/// any `libnccl.so.2` found where the loader did not look for it.
+pub fn check() -> Result<()> {
+    if ffi::nccl_present() {
+        return Ok(());
+    }
+    let searched = cudarc::get_lib_name_candidates("nccl").join(", ");
+    let found: Vec<String> = places()
+        .into_iter()
+        .map(|d| d.join("libnccl.so.2"))
+        .filter(|f| f.is_file())
+        .map(|f| f.display().to_string())
+        .collect();
+    let found = if found.is_empty() {
+        String::new()
+    } else {
+        format!(" (found {}, not under those names)", found.join(", "))
+    };
+    Err(Error::NcclNotFound { searched, found })
+}
+
+/// Folders where NCCL is often installed: `LD_LIBRARY_PATH`, the system's, the
+/// CUDA toolkit's and pip wheels' (`nvidia-nccl-cu13`, also torch's).
+fn places() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("LD_LIBRARY_PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    for d in [
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib64",
+        "/usr/local/cuda/lib64",
+    ] {
+        dirs.push(d.into());
+    }
+    let roots = ["/usr/local/lib", "/usr/lib", "/opt/conda/lib"];
+    for root in roots
+        .iter()
+        .map(PathBuf::from)
+        .chain(std::env::var_os("VIRTUAL_ENV").map(|v| PathBuf::from(v).join("lib")))
+    {
+        for py in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+            for site in ["site-packages", "dist-packages"] {
+                dirs.push(py.path().join(site).join("nvidia/nccl/lib"));
+            }
+        }
+    }
+    dirs
+}
+
+/// An NCCL failure as an error.
+pub(crate) fn nccl(e: NcclError, during: &'static str) -> Error {
+    Error::Nccl {
+        code: e.0 as i32,
+        name: format!("{:?}", e.0),
+        during,
+    }
+}
+
+/// One communicator per stream, all in this process (rank `i` is `streams[i]`'s
+/// GPU), after checking that NCCL can be loaded.
+pub fn local_comms(streams: Vec<Arc<CudaStream>>) -> Result<Vec<Comm>> {
+    check()?;
+    Comm::from_devices(streams).map_err(|e| nccl(e, "ncclCommInitAll"))
+}
+
+/// A new unique id for [`rank_comm`]: make it on one rank and pass its bytes
+/// ([`Id::internal`]) to the others.
+pub fn unique_id() -> Result<Id> {
+    check()?;
+    Id::new().map_err(|e| nccl(e, "ncclGetUniqueId"))
+}
+
+/// This process's communicator of `world` ranks, as rank `rank` on `stream`'s GPU.
+pub fn rank_comm(stream: Arc<CudaStream>, rank: usize, world: usize, id: Id) -> Result<Comm> {
+    check()?;
+    if rank >= world || i32::try_from(world).is_err() {
+        return Err(Error::DistMismatch {
+            detail: format!("rank {rank} of {world} ranks: a rank is 0 to world - 1"),
+        });
+    }
+    Comm::from_rank(stream, rank, world, id).map_err(|e| nccl(e, "ncclCommInitRank"))
+}
+
+/// What every rank of a call must agree on, and whether its own checks passed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Terms {
+    pub elem_bytes: u64,
+    pub type_hash: u64,
+    pub layout_hash: u64,
+    /// 0 where this rank's own checks passed, else 1.
+    pub failed: u64,
+}
+
+const WORDS: usize = 4;
+
+impl Terms {
+    fn words(&self) -> [u64; WORDS] {
+        [
+            self.elem_bytes,
+            self.type_hash,
+            self.layout_hash,
+            self.failed,
+        ]
+    }
+}
+
+/// FNV-1a of some bytes: a hash every process computes the same.
+pub(crate) fn fnv(bytes: impl IntoIterator<Item = u8>) -> u64 {
+    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// Gathers every rank's terms (one small all-gather over this process's
+/// communicators, grouped; every rank gets the same answer, so all of them go on
+/// or all return the same error).
+pub(crate) fn agree(comms: &[Comm], mine: Terms) -> Result<()> {
+    let mut bufs = Vec::with_capacity(comms.len());
+    for comm in comms {
+        let stream = comm.stream();
+        let send = stream.clone_htod(&mine.words())?;
+        let all = stream.alloc_zeros::<u64>(WORDS * comm.world_size())?;
+        bufs.push((send, all));
+    }
+    cudarc::nccl::group_start().map_err(|e| nccl(e, "ncclGroupStart"))?;
+    let mut posted = Ok(());
+    for (comm, (send, all)) in comms.iter().zip(bufs.iter_mut()) {
+        if let Err(e) = comm.all_gather(send, all) {
+            posted = Err(nccl(e, "ncclAllGather of the call's terms"));
+            break;
+        }
+    }
+    let ended = cudarc::nccl::group_end().map_err(|e| nccl(e, "ncclGroupEnd"));
+    posted?;
+    ended?;
+    let Some((_, all)) = bufs.first() else {
+        return Ok(());
+    };
+    let all = comms[0].stream().clone_dtoh(all)?;
+    let ranks: Vec<&[u64]> = all.chunks(WORDS).collect();
+    if let Some(r) = ranks.iter().position(|t| t[3] != 0) {
+        return Err(Error::DistMismatch {
+            detail: format!("rank {r} refused its buffers or layout (its own call returned the reason); no rank moved data"),
+        });
+    }
+    let what = ["element size", "element type", "layout"];
+    for (r, t) in ranks.iter().enumerate() {
+        if let Some(i) = (0..3).find(|&i| t[i] != ranks[0][i]) {
+            return Err(Error::DistMismatch {
+                detail: format!(
+                    "rank {r} passed another {} than rank 0; every rank must pass the same layout and element type",
+                    what[i]
+                ),
+            });
+        }
+    }
+    Ok(())
+}
