@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! cargo run --release --features nccl --example dist_transpose -- \
-//!     [--shape ROWSxCOLS] [--elem 1|4|16] [--uneven] [--iters N] [--gpus N] [--processes]
+//!     [--shape ROWSxCOLS] [--elem 1|4|16] [--uneven] [--iters N] [--gpus N] [--processes] [--step-mb N]
 //! ```
 //! * One process drives every GPU (`Comm::from_devices`), or with `--processes`
 //!   one process per GPU (`Comm::from_rank`): the example starts them itself and
@@ -30,6 +30,7 @@ struct Args {
     iters: usize,
     gpus: Option<usize>,
     processes: bool,
+    step_mb: u64,
 }
 
 fn parse() -> Result<Args, String> {
@@ -41,6 +42,7 @@ fn parse() -> Result<Args, String> {
         iters: 20,
         gpus: None,
         processes: false,
+        step_mb: dist::STEP_BYTES >> 20,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -60,6 +62,7 @@ fn parse() -> Result<Args, String> {
             "--elem" => a.elem = num(value()?)? as usize,
             "--iters" => a.iters = num(value()?)?.max(1) as usize,
             "--gpus" => a.gpus = Some(num(value()?)? as usize),
+            "--step-mb" => a.step_mb = num(value()?)?.max(1),
             "--uneven" => a.uneven = true,
             "--processes" => a.processes = true,
             other => return Err(format!("unknown flag {other}")),
@@ -261,21 +264,23 @@ fn run<T: Pattern>(
     layout: &Layout,
 ) -> Result<bool, String> {
     let world = layout.ranks();
-    let mut t = Transposer::<T>::new(comms, layout).map_err(|e| e.to_string())?;
-    let (mut ours, mut bare) = (Vec::new(), Vec::new());
+    let mut t = Transposer::<T>::with_step_bytes(comms, layout, a.step_mb << 20)
+        .map_err(|e| e.to_string())?;
+    // Medians of: the transpose, the bare all-to-all, the exchange of the peer
+    // chunks alone; timed in turn, the transpose last (its result is checked).
+    let mut times: [Vec<f64>; 3] = Default::default();
     for i in 0..a.iters + 2 {
         let srcs: Vec<&CudaSlice<T>> = ranks.srcs.iter().collect();
         let mut dsts: Vec<&mut CudaSlice<T>> = ranks.dsts.iter_mut().collect();
-        let (o, b) = if i < 2 {
-            (&mut Vec::new(), &mut Vec::new())
-        } else {
-            (&mut ours, &mut bare)
-        };
+        let mut warm: [Vec<f64>; 3] = Default::default();
+        let [o, b, p] = if i < 2 { &mut warm } else { &mut times };
         if world > 1 {
             timed(comms, world, b, || t.all_to_all(&srcs, &mut dsts))?;
+            timed(comms, world, p, || t.peer_exchange(&srcs, &mut dsts))?;
         }
         timed(comms, world, o, || t.run(&srcs, &mut dsts))?;
     }
+    let [ours, bare, peers] = times;
     let mut ok = true;
     for (i, comm) in comms.iter().enumerate() {
         let r = comm.rank();
@@ -304,10 +309,12 @@ fn run<T: Pattern>(
             a.elem
         );
         if world > 1 {
-            let b = median(bare);
+            let (b, p) = (median(bare), median(peers));
             println!(
-                ", bare NCCL all-to-all of the same bytes {b:.3} ms, ratio {:.3}",
-                m / b
+                "; bare NCCL all-to-all of the same bytes {b:.3} ms: ratio {:.3}; \
+                 its peer chunks alone {p:.3} ms: ratio {:.3}",
+                m / b,
+                m / p
             );
         } else {
             println!(" (one rank: no exchange)");

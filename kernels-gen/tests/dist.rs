@@ -121,7 +121,7 @@ fn model(plan: &Plan, elem: usize) -> Vec<Vec<u8>> {
             assert_eq!(sent_here, s.recvs.len(), "every send to {q} is received");
         }
         for (r, s) in steps.iter().enumerate() {
-            for mv in &s.places {
+            for mv in s.places.iter().chain(&s.own) {
                 ranks[r].run(mv, s.slot, elem, plan, r);
             }
         }
@@ -147,7 +147,7 @@ fn check(layout: &Layout, elem: usize, step_bytes: u64) -> Result<(), TestCaseEr
         moves.extend(plan.own(r));
         for k in 0..plan.steps() {
             let s = plan.step(r, k);
-            moves.extend(s.packs.into_iter().chain(s.places));
+            moves.extend(s.packs.into_iter().chain(s.places).chain(s.own));
         }
     }
     for mv in moves {
@@ -182,31 +182,41 @@ proptest! {
 }
 
 #[test]
-fn even_splits_and_both_piece_shapes() {
-    // Wide blocks go in column bands, narrow ones (fewer columns than pieces) in
-    // row bands; a single column taller than a piece is cut too.
+fn even_splits_both_band_shapes_and_graded_steps() {
+    // Wide blocks go in column bands, narrow ones in row bands; steps grow from
+    // an eighth of a full step to a full one and shrink again at the end.
     for (rows, cols, ranks, step) in [
         (64, 48, 4, 16),
         (1000, 3, 2, 40),
         (5, 2000, 3, 100),
         (17, 1, 1, 4),
         (33, 31, 8, 4),
+        (4000, 4000, 2, 1 << 18),
     ] {
         let layout = Layout::even(rows, cols, ranks).unwrap();
         check(&layout, 4, step * 4).unwrap();
         let plan = Plan::new(&layout, 4, step * 4).unwrap();
-        let piece = (step / (ranks as u64 - 1).max(1)).max(1);
-        for r in 0..ranks {
-            for k in 0..plan.steps() {
-                for mv in plan.step(r, k).packs {
-                    let n = mv.rows * mv.cols;
-                    assert!(n > 0, "no empty pieces");
-                    assert!(
-                        n <= 2 * piece || mv.rows == 1,
-                        "{rows}x{cols}/{ranks}: {mv:?} for {piece}"
-                    );
-                }
-            }
+        let sent: Vec<u64> = (0..plan.steps())
+            .map(|k| plan.step(0, k).sends.iter().map(|t| t.len).sum())
+            .collect();
+        // A step sends at most a full step, plus a line of each block for rounding.
+        let line = rows.max(cols).div_ceil(ranks as u64);
+        for (k, n) in sent.iter().enumerate() {
+            assert!(
+                *n <= step + line * ranks as u64,
+                "{rows}x{cols}/{ranks}: step {k} sends {n}"
+            );
+        }
+        if rows.min(cols) >= 100 * plan.steps() as u64 && plan.steps() >= 8 {
+            let (first, mid) = (sent[0] as f64, sent[plan.steps() / 2] as f64);
+            assert!(
+                first < mid / 4.0,
+                "{rows}x{cols}/{ranks}: the first step is small: {sent:?}"
+            );
+            assert!(
+                sent[plan.steps() - 1] as f64 <= first * 1.5 + line as f64,
+                "{sent:?}"
+            );
         }
     }
 }

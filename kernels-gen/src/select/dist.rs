@@ -6,7 +6,9 @@
 //! gets result rows `C_p .. C_p + cols[p]` (row-major, `rows` wide). The source
 //! block of `p`'s rows and `q`'s columns, transposed, is `q`'s result at columns
 //! `R_p ..`:
-//! * `p == q`: one local transpose straight into place ([`Plan::own`]);
+//! * `p == q`: a local transpose straight into place, in pieces spread over the
+//!   steps ([`Step::own`]; [`Plan::own`] where there are no steps), so it fills
+//!   the kernels' time between exchanges instead of delaying the first ones;
 //! * `p != q`: the block goes in pieces, one per step ([`Plan::step`]): `p`
 //!   transposes the piece into its send buffer (contiguous), the exchange carries
 //!   it to `q`'s receive buffer, and `q` copies it into place at its pitch.
@@ -28,10 +30,17 @@
 //! # Ok::<(), bankfree_gen::select::dist::DistError>(())
 //! ```
 
-/// What one step of a rank sends, summed over its peers, aims at: big enough for
-/// the exchange to run at its link's speed, small enough that the two slots of
-/// the send and receive buffers stay a few hundred MB.
-pub const STEP_BYTES: u64 = 64 << 20;
+/// The most a full step of the rank that sends most sends, summed over its
+/// peers: it bounds the exchange buffers (two slots each for sending and
+/// receiving, so four times this per rank at most).
+pub const STEP_BYTES: u64 = 1 << 30;
+
+/// The most the first and the last step send: the pipeline's fill (the first
+/// pack, before any exchange) and drain (the last place, after the last one).
+/// Each step costs the exchange a start and an end, about 0.1 ms on NVLink
+/// between two H100s or H200s, so a plan takes the fewest steps these two
+/// bounds allow.
+pub const FILL_BYTES: u64 = 128 << 20;
 
 /// Buffer offsets in the slots start on this many bytes (vector kernels' loads and
 /// stores want aligned rows).
@@ -238,42 +247,59 @@ pub struct Step {
     pub recvs: Vec<Transfer>,
     /// Received pieces copied into the result, one per receive.
     pub places: Vec<Move>,
+    /// A piece of the rank's own block, transposed straight into the result.
+    pub own: Option<Move>,
 }
 
 /// The plan of a layout for one element size and step size.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
     layout: Layout,
-    /// Elements a piece aims at.
-    piece: u64,
     steps: usize,
+    /// `cut[k]`: the weights of the steps before `k`; `cut[steps]` their sum.
+    cut: Vec<u64>,
     align: u64,
     send_len: Vec<u64>,
     recv_len: Vec<u64>,
 }
 
 impl Plan {
-    /// Plans `layout` for `elem_bytes`-byte elements, each rank sending about
-    /// `step_bytes` a step ([`STEP_BYTES`] is the measured default).
+    /// Plans `layout` for `elem_bytes`-byte elements, a full step sending at most
+    /// `step_bytes` ([`STEP_BYTES`] is the default), the first and the last at
+    /// most [`FILL_BYTES`].
     pub fn new(layout: &Layout, elem_bytes: u64, step_bytes: u64) -> Result<Plan, DistError> {
         if elem_bytes == 0 {
             return Err(DistError::ElemBytes);
         }
-        let peers = layout.ranks().saturating_sub(1).max(1) as u64;
+        let p = layout.ranks();
+        // The most any rank sends, in elements, and what a full step sends.
+        let most = (0..p)
+            .map(|a| layout.rows_of(a) * (layout.cols() - layout.cols_of(a)))
+            .max()
+            .unwrap_or(0);
+        // In weight units (a full step weighs RAMP, the first and last 1).
+        let units = |bytes: u64, per: u64| {
+            (u128::from(most) * u128::from(per)).div_ceil(u128::from((bytes / elem_bytes).max(1)))
+        };
+        let need = units(step_bytes, RAMP).max(units(FILL_BYTES, 1));
+        let mut cut = vec![0u64];
+        if most > 0 {
+            let steps = (1..6)
+                .find(|&s| u128::from(ramp_sum(s)) >= need)
+                .unwrap_or_else(|| 6 + (need.saturating_sub(14)).div_ceil(8) as usize);
+            cut.extend((0..steps).scan(0, |sum, k| {
+                *sum += weight(k, steps);
+                Some(*sum)
+            }));
+        }
         let mut plan = Plan {
             layout: layout.clone(),
-            piece: (step_bytes / elem_bytes / peers).max(1),
-            steps: 0,
+            steps: cut.len() - 1,
+            cut,
             align: SLOT_ALIGN / gcd(SLOT_ALIGN, elem_bytes),
-            send_len: vec![0; layout.ranks()],
-            recv_len: vec![0; layout.ranks()],
+            send_len: vec![0; p],
+            recv_len: vec![0; p],
         };
-        let p = layout.ranks();
-        plan.steps = (0..p)
-            .flat_map(|a| (0..p).filter(move |&b| b != a).map(move |b| (a, b)))
-            .map(|(a, b)| plan.pieces(a, b))
-            .max()
-            .unwrap_or(0) as usize;
         for rank in 0..p {
             for k in 0..plan.steps {
                 let s = plan.step(rank, k);
@@ -304,56 +330,45 @@ impl Plan {
         self.recv_len[rank]
     }
 
-    /// `rank`'s own block, transposed from its source straight into its result;
-    /// `None` where it is empty.
+    /// `rank`'s own block, transposed from its source straight into its result,
+    /// where the plan has no steps (else the steps carry it in pieces); `None`
+    /// where it is empty.
     pub fn own(&self, rank: usize) -> Option<Move> {
+        let (h, w) = (self.layout.rows_of(rank), self.layout.cols_of(rank));
+        (self.steps == 0 && h > 0 && w > 0).then(|| self.own_piece(rank, (0, h, 0, w)))
+    }
+
+    /// The part `(row0, rows, col0, cols)` of `rank`'s own block as a move.
+    fn own_piece(&self, rank: usize, (r0, h, c0, w): (u64, u64, u64, u64)) -> Move {
         let l = &self.layout;
-        let mv = Move {
-            rows: l.rows_of(rank),
-            cols: l.cols_of(rank),
+        Move {
+            rows: h,
+            cols: w,
             from: Region {
                 buffer: Buffer::Src,
-                offset: l.col_start(rank),
+                offset: r0 * l.cols() + l.col_start(rank) + c0,
                 pitch: l.cols(),
             },
             to: Region {
                 buffer: Buffer::Dst,
-                offset: l.row_start(rank),
+                offset: c0 * l.rows() + l.row_start(rank) + r0,
                 pitch: l.rows(),
             },
             transpose: true,
-        };
-        (mv.rows > 0 && mv.cols > 0).then_some(mv)
-    }
-
-    /// How many pieces the block of `p`'s rows and `q`'s columns goes in: enough
-    /// for each to hold about a piece's elements, but never more row bands than
-    /// rows (a row longer than a piece stays whole).
-    fn pieces(&self, p: usize, q: usize) -> u64 {
-        let (h, w) = (self.layout.rows_of(p), self.layout.cols_of(q));
-        let n = (h * w).div_ceil(self.piece);
-        if w >= n {
-            n
-        } else {
-            n.min(h)
         }
     }
 
-    /// Piece `k` of the block of `p`'s rows and `q`'s columns: `(row0, rows,
-    /// col0, cols)` within the block. Column bands where the block has at least as
-    /// many columns as pieces (each piece a run of whole columns), row bands
-    /// otherwise.
-    fn piece_of(&self, p: usize, q: usize, k: u64) -> (u64, u64, u64, u64) {
-        let (h, w, n) = (
-            self.layout.rows_of(p),
-            self.layout.cols_of(q),
-            self.pieces(p, q),
-        );
-        let cut = |len: u64, i: u64| (u128::from(len) * u128::from(i) / u128::from(n)) as u64;
-        if w >= (h * w).div_ceil(self.piece) {
-            (0, h, cut(w, k), cut(w, k + 1) - cut(w, k))
+    /// Step `k`'s part `(row0, rows, col0, cols)` of an `h x w` block: every
+    /// block is cut at the same fractions, the steps' cumulative weights, into
+    /// bands of whole columns (where it has at least as many columns as steps, or
+    /// more columns than rows) or else of whole rows.
+    fn band(&self, h: u64, w: u64, k: usize) -> (u64, u64, u64, u64) {
+        let total = u128::from(self.cut[self.steps]);
+        let at = |len: u64, i: usize| (u128::from(len) * u128::from(self.cut[i]) / total) as u64;
+        if w >= self.steps as u64 || w >= h {
+            (0, h, at(w, k), at(w, k + 1) - at(w, k))
         } else {
-            (cut(h, k), cut(h, k + 1) - cut(h, k), 0, w)
+            (at(h, k), at(h, k + 1) - at(h, k), 0, w)
         }
     }
 
@@ -365,11 +380,16 @@ impl Plan {
             slot: k % 2,
             ..Step::default()
         };
+        let (h, w) = (l.rows_of(rank), l.cols_of(rank));
+        let own = self.band(h, w, k);
+        if own.1 * own.3 > 0 {
+            step.own = Some(self.own_piece(rank, own));
+        }
         let (mut send_at, mut recv_at) = (0u64, 0u64);
         for d in 1..p {
             let q = (rank + d) % p;
-            if (k as u64) < self.pieces(rank, q) {
-                let (r0, h, c0, w) = self.piece_of(rank, q, k as u64);
+            let (r0, h, c0, w) = self.band(l.rows_of(rank), l.cols_of(q), k);
+            if h * w > 0 {
                 step.packs.push(Move {
                     rows: h,
                     cols: w,
@@ -393,8 +413,8 @@ impl Plan {
                 send_at = (send_at + h * w).next_multiple_of(self.align);
             }
             let q = (rank + p - d) % p;
-            if (k as u64) < self.pieces(q, rank) {
-                let (r0, h, c0, w) = self.piece_of(q, rank, k as u64);
+            let (r0, h, c0, w) = self.band(l.rows_of(q), l.cols_of(rank), k);
+            if h * w > 0 {
                 step.recvs.push(Transfer {
                     peer: q,
                     offset: recv_at,
@@ -420,6 +440,23 @@ impl Plan {
         }
         step
     }
+}
+
+/// The weight of a full step; the first steps and the last grow and shrink by
+/// halves to it (1, 2, 4, 8, ..., 8, 4, 2, 1), so the pipeline fills and drains
+/// with small pieces while the steps between send big ones.
+const RAMP: u64 = 8;
+
+/// Step `k`'s weight of `steps`.
+fn weight(k: usize, steps: usize) -> u64 {
+    let edge = k.min(steps - 1 - k).min(RAMP.trailing_zeros() as usize);
+    1 << edge
+}
+
+/// The weights of `steps` steps, summed (from 6 steps on: 14 for the ramps and
+/// 8 for each step between).
+fn ramp_sum(steps: usize) -> u64 {
+    (0..steps).map(|k| weight(k, steps)).sum()
 }
 
 fn gcd(a: u64, b: u64) -> u64 {

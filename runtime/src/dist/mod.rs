@@ -79,8 +79,14 @@ impl<'c, T> Transposer<'c, T> {
     /// Plans `layout` for the ranks of `comms` (all of a world's communicators, or
     /// this process's share of them) and allocates their exchange buffers.
     pub fn new(comms: &'c [Comm], layout: &Layout) -> Result<Self> {
+        Self::with_step_bytes(comms, layout, STEP_BYTES)
+    }
+
+    /// [`Transposer::new`] with steps of about `step_bytes` sent per rank instead
+    /// of [`STEP_BYTES`] (every rank must pass the same).
+    pub fn with_step_bytes(comms: &'c [Comm], layout: &Layout, step_bytes: u64) -> Result<Self> {
         let elem = std::mem::size_of::<T>() as u64;
-        let plan = Plan::new(layout, elem, STEP_BYTES)?;
+        let plan = Plan::new(layout, elem, step_bytes)?;
         if comms.is_empty() {
             return Err(mismatch(
                 "no communicator was given; pass at least one".into(),
@@ -101,7 +107,7 @@ impl<'c, T> Transposer<'c, T> {
                     "rank {rank} was given twice; pass each communicator once"
                 )));
             }
-            let kernels = comm.stream().fork()?;
+            let kernels = kernel_stream(&comm.stream())?;
             let slot = |n: u64| kernels.alloc_zeros::<u8>((n * elem).max(1) as usize);
             local.push(Local {
                 rank,
@@ -146,6 +152,24 @@ impl<'c, T> Transposer<'c, T> {
         S: SrcArg<T> + ?Sized,
         D: DstArg<T> + ?Sized,
     {
+        self.exchange_chunks(srcs, dsts, true)
+    }
+
+    /// [`Transposer::all_to_all`] without each rank's own chunk: only the bytes
+    /// that cross between GPUs, which is all [`Transposer::run`] exchanges.
+    pub fn peer_exchange<S, D>(&mut self, srcs: &[&S], dsts: &mut [&mut D]) -> Result<()>
+    where
+        S: SrcArg<T> + ?Sized,
+        D: DstArg<T> + ?Sized,
+    {
+        self.exchange_chunks(srcs, dsts, false)
+    }
+
+    fn exchange_chunks<S, D>(&mut self, srcs: &[&S], dsts: &mut [&mut D], own: bool) -> Result<()>
+    where
+        S: SrcArg<T> + ?Sized,
+        D: DstArg<T> + ?Sized,
+    {
         self.agree(srcs, dsts)?;
         let layout = self.plan.layout();
         let e = std::mem::size_of::<T>();
@@ -155,7 +179,7 @@ impl<'c, T> Transposer<'c, T> {
             let (p, src) = (comm.rank(), src.view());
             let mut dst = dst.view_mut();
             let (src, mut dst) = (bytes_of(&src), bytes_of_mut(&mut dst));
-            for q in 0..layout.ranks() {
+            for q in (0..layout.ranks()).filter(|&q| own || q != p) {
                 let at = (layout.rows_of(p) * layout.col_start(q)) as usize * e;
                 let n = (layout.rows_of(p) * layout.cols_of(q)) as usize * e;
                 let sent = comm.send(&src.slice(at..at + n), q as i32);
@@ -292,6 +316,14 @@ impl<'c, T> Transposer<'c, T> {
                 }
                 cur = Some(n);
             }
+            // This step's piece of the own block, while the exchange runs.
+            if let Some((p, _)) = &pending {
+                for (i, l) in self.local.iter().enumerate() {
+                    if let Some(own) = &p[i].own {
+                        apply(own, srcs[i], &mut *dsts[i], &l.kernels)?;
+                    }
+                }
+            }
         }
         if let Some((p, evs)) = pending {
             for (i, l) in self.local.iter().enumerate() {
@@ -304,6 +336,18 @@ impl<'c, T> Transposer<'c, T> {
         }
         Ok(())
     }
+}
+
+/// The stream of a rank's packs, places and own pieces: a new stream of the
+/// lowest priority, below the exchange's (which [`local_comms`] and
+/// [`rank_comm`] give the highest), waiting first for the communicator's stream.
+fn kernel_stream(comm: &Arc<CudaStream>) -> Result<Arc<CudaStream>> {
+    let ctx = comm.context();
+    ctx.bind_to_thread()?;
+    let (least, _) = cudarc::driver::result::stream::get_priority_range()?;
+    let kernels = ctx.new_stream_with_priority(least)?;
+    kernels.join(comm)?;
+    Ok(kernels)
 }
 
 /// Transposes once: [`Transposer::new`] then [`Transposer::run`] (the exchange

@@ -66,11 +66,29 @@ pub(crate) fn nccl(e: NcclError, during: &'static str) -> Error {
     }
 }
 
-/// One communicator per stream, all in this process (rank `i` is `streams[i]`'s
-/// GPU), after checking that NCCL can be loaded.
+/// A stream of the highest priority on `stream`'s GPU, for a communicator: the
+/// GPU then dispatches the exchange's blocks ahead of the pack and place kernels
+/// queued beside it, instead of after their last block.
+fn comm_stream(stream: &Arc<CudaStream>) -> Result<Arc<CudaStream>> {
+    let ctx = stream.context();
+    ctx.bind_to_thread()?;
+    let (_, greatest) = cudarc::driver::result::stream::get_priority_range()?;
+    let own = ctx.new_stream_with_priority(greatest)?;
+    own.join(stream)?;
+    Ok(own)
+}
+
+/// One communicator per stream's GPU, all in this process (rank `i` is
+/// `streams[i]`'s GPU), after checking that NCCL can be loaded. Each gets a
+/// high-priority stream of its own on that GPU, which first waits for the work
+/// queued on the given stream.
 pub fn local_comms(streams: Vec<Arc<CudaStream>>) -> Result<Vec<Comm>> {
     check()?;
-    Comm::from_devices(streams).map_err(|e| nccl(e, "ncclCommInitAll"))
+    let own = streams
+        .iter()
+        .map(comm_stream)
+        .collect::<Result<Vec<_>>>()?;
+    Comm::from_devices(own).map_err(|e| nccl(e, "ncclCommInitAll"))
 }
 
 /// A new unique id for [`rank_comm`]: make it on one rank and pass its bytes
@@ -80,7 +98,8 @@ pub fn unique_id() -> Result<Id> {
     Id::new().map_err(|e| nccl(e, "ncclGetUniqueId"))
 }
 
-/// This process's communicator of `world` ranks, as rank `rank` on `stream`'s GPU.
+/// This process's communicator of `world` ranks, as rank `rank` on `stream`'s GPU
+/// (on a high-priority stream of its own, as in [`local_comms`]).
 pub fn rank_comm(stream: Arc<CudaStream>, rank: usize, world: usize, id: Id) -> Result<Comm> {
     check()?;
     if rank >= world || i32::try_from(world).is_err() {
@@ -88,6 +107,9 @@ pub fn rank_comm(stream: Arc<CudaStream>, rank: usize, world: usize, id: Id) -> 
             detail: format!("rank {rank} of {world} ranks: a rank is 0 to world - 1"),
         });
     }
+    let stream = comm_stream(&stream)?;
+    // NCCL takes the rank's GPU from the calling thread's current context.
+    stream.context().bind_to_thread()?;
     Comm::from_rank(stream, rank, world, id).map_err(|e| nccl(e, "ncclCommInitRank"))
 }
 
@@ -165,4 +187,32 @@ pub(crate) fn agree(comms: &[Comm], mine: Terms) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_nccl_is_an_error_that_says_how_to_install_it() {
+        match check() {
+            Ok(()) => assert!(ffi::nccl_present()),
+            Err(e) => {
+                let msg = e.to_string();
+                for part in [
+                    "libnccl.so",
+                    "pip install nvidia-nccl-cu13",
+                    "LD_LIBRARY_PATH",
+                ] {
+                    assert!(msg.contains(part), "{msg}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_terms_hash_is_the_same_in_every_process() {
+        // FNV-1a's published value for "a": processes agree without sharing state.
+        assert_eq!(fnv(*b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
 }
