@@ -16,7 +16,7 @@
 //!   says what is missing and exits with status 2.
 
 use bankfree::cudarc::driver::sys::CUevent_flags;
-use bankfree::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
+use bankfree::cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use bankfree::cudarc::nccl::ReduceOp;
 use bankfree::dist::{self, Comm, Id, Layout, Transposer};
 use std::process::{Command, ExitCode};
@@ -92,36 +92,9 @@ fn layout(a: &Args, ranks: usize) -> Result<Layout, String> {
     Layout::new(&rows, &cols).map_err(|e| e.to_string())
 }
 
-/// Element `i` (row-major index of the whole matrix) of the test pattern.
-trait Pattern:
-    DeviceRepr + ValidAsZeroBits + Copy + PartialEq + Default + Send + Sync + std::fmt::Debug + 'static
-{
-    fn at(i: u64) -> Self;
-}
-fn mix(i: u64) -> u64 {
-    let x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    x ^ (x >> 29)
-}
-impl Pattern for u8 {
-    fn at(i: u64) -> u8 {
-        (mix(i) >> 56) as u8
-    }
-}
-impl Pattern for u32 {
-    fn at(i: u64) -> u32 {
-        mix(i) as u32
-    }
-}
-impl Pattern for [u32; 4] {
-    fn at(i: u64) -> [u32; 4] {
-        [
-            i as u32,
-            (i >> 32) as u32,
-            mix(i) as u32,
-            (mix(i) >> 32) as u32,
-        ]
-    }
-}
+#[path = "common/pattern.rs"]
+mod pattern;
+use pattern::Pattern;
 
 /// Host chunks of up to this many elements move between host and GPU.
 const CHUNK: u64 = 1 << 26;

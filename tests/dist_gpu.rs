@@ -8,35 +8,14 @@
 
 #![cfg(feature = "nccl")]
 
-use bankfree::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
+use bankfree::cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use bankfree::dist::{self, Comm, Layout, Transposer};
 use bankfree::Error;
 use std::sync::Arc;
 
-trait Pattern:
-    DeviceRepr + ValidAsZeroBits + Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static
-{
-    fn at(i: u64) -> Self;
-}
-fn mix(i: u64) -> u64 {
-    let x = (i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    x ^ (x >> 31)
-}
-impl Pattern for u8 {
-    fn at(i: u64) -> u8 {
-        (mix(i) >> 40) as u8
-    }
-}
-impl Pattern for u32 {
-    fn at(i: u64) -> u32 {
-        mix(i) as u32
-    }
-}
-impl Pattern for [u32; 4] {
-    fn at(i: u64) -> [u32; 4] {
-        [i as u32, (i >> 32) as u32, mix(i) as u32, !(mix(i) as u32)]
-    }
-}
+#[path = "../examples/common/pattern.rs"]
+mod pattern;
+use pattern::Pattern;
 
 fn gpus() -> usize {
     CudaContext::device_count().expect("a CUDA driver") as usize

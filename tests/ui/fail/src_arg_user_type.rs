@@ -1,6 +1,6 @@
 // The launcher trusts a buffer's length and pointer, so only cudarc's buffer
 // types implement SrcArg and DstArg.
-use bankfree::cudarc::driver::{CudaStream, DeviceSlice, LaunchArgs};
+use bankfree::cudarc::driver::{CudaStream, CudaView, DeviceSlice, LaunchArgs};
 use bankfree::runtime::SrcArg;
 
 struct Liar;
@@ -18,6 +18,9 @@ impl SrcArg<f32> for Liar {
     fn push_to<'a>(&'a self, _: &mut LaunchArgs<'a>) {}
     fn address(&self, _: &CudaStream) -> u64 {
         0
+    }
+    fn view(&self) -> CudaView<'_, f32> {
+        unimplemented!()
     }
 }
 
