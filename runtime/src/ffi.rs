@@ -4,7 +4,8 @@
 //!   libcuda cannot be loaded, so nothing calls it before [`driver_present`]);
 //! * NVRTC through its C API, loaded by path with libloading (cudarc's own NVRTC
 //!   loader also panics, and only searches the loader's path);
-//! * the kernel launch;
+//! * the kernel launch, and the copy that runs calls which move one contiguous
+//!   run;
 //! * with the `nccl` feature: probing for NCCL before cudarc touches it, and the
 //!   exchange buffers' bytes seen as elements by the kernels.
 
@@ -17,6 +18,29 @@ pub fn driver_present() -> bool {
     // SAFETY: `is_culib_present` only tries `dlopen` on candidate names and closes
     // what it opened; it calls no driver function.
     unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+/// Copies `src` into the start of `dst` on `stream` (both of its context).
+pub fn copy<T>(
+    src: &cudarc::driver::CudaView<'_, T>,
+    dst: &mut cudarc::driver::CudaViewMut<'_, T>,
+    stream: &cudarc::driver::CudaStream,
+) -> Result<(), DriverError> {
+    use cudarc::driver::{DevicePtr, DevicePtrMut};
+    if dst.len() < src.len() {
+        return Err(DriverError(
+            cudarc::driver::sys::CUresult::CUDA_ERROR_INVALID_VALUE,
+        ));
+    }
+    stream.context().bind_to_thread()?;
+    let bytes = src.len() * std::mem::size_of::<T>();
+    let (from, _read) = src.device_ptr(stream);
+    let (to, _written) = dst.device_ptr_mut(stream);
+    // SAFETY: both pointers are views' own device memory of at least `bytes` bytes
+    // (checked above) in `stream`'s context (the caller checked), ordered after
+    // their earlier users by the events `device_ptr` waited for; `_read` and
+    // `_written` record this copy on them when they drop.
+    unsafe { cudarc::driver::result::memcpy_dtod_async(to, from, bytes, stream.cu_stream()) }
 }
 
 /// Whether cudarc can load NCCL.

@@ -310,6 +310,17 @@ where
             });
         }
     }
+    // A call the kernel can run that moves one contiguous run to the same run
+    // (`R x 1` into `1 x R`, a dense copy) is a copy of those bytes: the copy
+    // engine's speed, no kernel.
+    if let Some(n) = shape.dense_run() {
+        let n = n as usize;
+        let from = src.view();
+        let mut to = dst.view_mut();
+        ffi::copy(&from.slice(..n), &mut to.slice_mut(..n), stream)
+            .map_err(|e| Error::cuda(e, "the copy of a call that moves one run"))?;
+        return Ok(());
+    }
     // The tile order measured fastest on this GPU's class, then the 32-bit build
     // where it provably computes every index exactly and is the faster build.
     // The twin's geometry is what the proof of the 32-bit build and the grid take

@@ -386,6 +386,50 @@ impl Shape {
         }
     }
 
+    /// The length in elements where the call moves one contiguous run of the
+    /// source to the same run of the destination, element `i` to element `i`: a
+    /// transpose with a side of one item and unit pitches (`R x 1` into `1 x R`),
+    /// or a dense copy. Such a call is a plain memory copy.
+    ///
+    /// ```
+    /// use bankfree_gen::Shape;
+    /// assert_eq!(Shape::batched(3, 1000, 1).dense_run(), Some(3000));
+    /// assert_eq!(Shape::new(1, 1000).dense_run(), Some(1000));
+    /// assert_eq!(Shape::new(2, 1000).dense_run(), None);
+    /// assert_eq!(Shape { src_ld: 2, ..Shape::new(1000, 1) }.dense_run(), None);
+    /// ```
+    pub fn dense_run(&self) -> Option<u64> {
+        if self.fold.counts() != [0, 0] || self.is_empty() {
+            return None;
+        }
+        // Every axis as (extent, source stride, destination stride).
+        let (row_dst, col_dst) = if self.copy {
+            (self.dst_ld, 1)
+        } else {
+            (1, self.dst_ld)
+        };
+        let mut axes = vec![
+            (
+                self.inner_batch(),
+                self.src_batch_stride,
+                self.dst_batch_stride,
+            ),
+            (self.rows, self.src_ld, row_dst),
+            (self.cols, 1, col_dst),
+        ];
+        axes.extend(self.outer.axes().iter().map(|a| (a.ext, a.src, a.dst)));
+        axes.retain(|a| a.0 > 1);
+        axes.sort_by_key(|a| a.1);
+        let mut span = 1u64;
+        for (ext, src, dst) in axes {
+            if src != span || dst != span {
+                return None;
+            }
+            span = span.checked_mul(ext)?;
+        }
+        Some(span)
+    }
+
     /// Whether there is nothing to move (the launcher does not launch).
     pub fn is_empty(&self) -> bool {
         self.batch == 0 || self.rows == 0 || self.cols == 0
@@ -621,6 +665,70 @@ impl Shape {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `dense_run` is `Some(n)` exactly where every element goes to its own index
+    /// on both sides and the indices are `0..n`, by the index functions the
+    /// kernels use.
+    #[test]
+    fn dense_runs_are_exactly_the_calls_that_move_elements_in_place() {
+        let mut found = 0;
+        for (batch, rows, cols) in [
+            (1, 7, 1),
+            (3, 5, 1),
+            (1, 1, 6),
+            (2, 1, 4),
+            (2, 3, 4),
+            (1, 1, 1),
+        ] {
+            for copy in [false, true] {
+                for (sld, dld, extra) in [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)] {
+                    let mut s = Shape {
+                        copy,
+                        ..Shape::batched(batch, rows, cols)
+                    };
+                    let (drows, dcols) = s.dst_sides();
+                    s.src_ld = cols + sld;
+                    s.dst_ld = dcols + dld;
+                    s.src_batch_stride = rows * s.src_ld + extra;
+                    s.dst_batch_stride = drows * s.dst_ld + extra;
+                    let n = batch * rows * cols;
+                    let mut in_place = true;
+                    for b in 0..batch {
+                        for r in 0..rows {
+                            for c in 0..cols {
+                                let (i, j) = (s.src_index(b, r, c), s.dst_index(b, r, c));
+                                in_place &= i == j && i < n;
+                            }
+                        }
+                    }
+                    assert_eq!(s.dense_run(), in_place.then_some(n), "{s:?}");
+                    found += usize::from(in_place);
+                }
+            }
+        }
+        assert!(found > 10, "the cases include dense runs ({found})");
+        let outer = Outer::new(&[Axis {
+            ext: 2,
+            src: 40,
+            dst: 40,
+        }])
+        .unwrap();
+        let s = Shape {
+            outer,
+            ..Shape::batched(4, 20, 1)
+        };
+        assert_eq!(s.dense_run(), Some(80));
+        let s = Shape {
+            outer: Outer::new(&[Axis {
+                ext: 2,
+                src: 41,
+                dst: 41,
+            }])
+            .unwrap(),
+            ..s
+        };
+        assert_eq!(s.dense_run(), None);
+    }
 
     #[test]
     fn empty_needs_nothing() {
