@@ -4,12 +4,15 @@
 //! Rank `r` holds `layout.rows_of(r)` consecutive rows of a `rows x cols` matrix
 //! (row-major, `cols` wide) and gets `layout.cols_of(r)` consecutive rows of its
 //! transpose (row-major, `rows` wide). The plan is
-//! [`bankfree_gen::select::dist`]'s: each rank transposes its own block straight
-//! into place, and the blocks for other ranks go in steps of about
-//! [`STEP_BYTES`]: transposed into a send buffer by the generated kernels,
-//! exchanged with grouped NCCL sends and receives, and copied into place. A step's
-//! exchange runs on the communicator's stream while the kernels of the steps
-//! around it run on a second stream.
+//! [`bankfree_gen::select::dist`]'s: the blocks for other ranks go in a few
+//! steps of at most [`STEP_BYTES`] (the first and the last small): transposed
+//! into a send buffer by the generated kernels, exchanged with grouped NCCL sends
+//! and receives, and copied into place; each rank's own block is transposed
+//! straight into place a piece per step. A step's exchange runs on the
+//! communicator's stream (of the highest priority, where [`local_comms`] or
+//! [`rank_comm`] made it) while the kernels of the steps around it run on a
+//! second stream. Pass all the communicators of one world, or this process's
+//! share of one.
 //!
 //! Both set-ups run the same code:
 //! * one process driving every GPU: pass all communicators
@@ -54,8 +57,8 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// A distributed transpose of one layout and element type, with its exchange
-/// buffers (two slots of about [`STEP_BYTES`] for sending and for receiving per
-/// rank), for repeated calls.
+/// buffers (two slots of up to about [`STEP_BYTES`] each for sending and for
+/// receiving per rank), for repeated calls.
 pub struct Transposer<'c, T> {
     comms: &'c [Comm],
     plan: Plan,
@@ -180,13 +183,22 @@ impl<'c, T> Transposer<'c, T> {
             let mut dst = dst.view_mut();
             let (src, mut dst) = (bytes_of(&src), bytes_of_mut(&mut dst));
             for q in (0..layout.ranks()).filter(|&q| own || q != p) {
+                // An empty chunk is skipped on both sides alike.
                 let at = (layout.rows_of(p) * layout.col_start(q)) as usize * e;
                 let n = (layout.rows_of(p) * layout.cols_of(q)) as usize * e;
-                let sent = comm.send(&src.slice(at..at + n), q as i32);
+                let sent = match n {
+                    0 => Ok(()),
+                    _ => comm.send(&src.slice(at..at + n), q as i32),
+                };
                 let at = (layout.row_start(q) * layout.cols_of(p)) as usize * e;
                 let n = (layout.rows_of(q) * layout.cols_of(p)) as usize * e;
-                let got = comm.recv(&mut dst.slice_mut(at..at + n), q as i32);
-                if let Err(e) = sent.and(got.map(|_| ())) {
+                let got = match n {
+                    0 => Ok(()),
+                    _ => comm
+                        .recv(&mut dst.slice_mut(at..at + n), q as i32)
+                        .map(|_| ()),
+                };
+                if let Err(e) = sent.and(got) {
                     posted = Err(nccl::nccl(e, "ncclSend/ncclRecv"));
                     break 'ranks;
                 }
