@@ -41,20 +41,20 @@
 //! ```
 
 mod nccl;
+mod steps;
 
 pub use bankfree_gen::select::dist::{DistError, Layout, STEP_BYTES};
 pub use cudarc::nccl::{Comm, Id};
 pub use nccl::{check as check_nccl, local_comms, rank_comm, unique_id};
 
 use crate::error::{Error, Result};
-use crate::ffi::{bytes_of, bytes_of_mut, elems, elems_mut};
+use crate::ffi::{bytes_of, bytes_of_mut};
 use crate::launch::{DstArg, SrcArg};
-use crate::permute::{permute_with, PermuteOptions};
-use bankfree_gen::select::dist::{Move, Plan, Step};
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
+use bankfree_gen::select::dist::{Plan, Step};
+use cudarc::driver::CudaEvent;
 use cudarc::nccl::{group_end, group_start};
 use std::marker::PhantomData;
-use std::sync::Arc;
+use steps::{apply, exchange, kernel_stream, pack, place, Local};
 
 /// A distributed transpose of one layout and element type, with its exchange
 /// buffers (two slots of up to about [`STEP_BYTES`] each for sending and for
@@ -64,14 +64,6 @@ pub struct Transposer<'c, T> {
     plan: Plan,
     local: Vec<Local>,
     _elem: PhantomData<fn() -> T>,
-}
-
-/// One communicator's rank, second stream and exchange buffers.
-struct Local {
-    rank: usize,
-    kernels: Arc<CudaStream>,
-    send: [CudaSlice<u8>; 2],
-    recv: [CudaSlice<u8>; 2],
 }
 
 fn mismatch(detail: String) -> Error {
@@ -350,18 +342,6 @@ impl<'c, T> Transposer<'c, T> {
     }
 }
 
-/// The stream of a rank's packs, places and own pieces: a new stream of the
-/// lowest priority, below the exchange's (which [`local_comms`] and
-/// [`rank_comm`] give the highest), waiting first for the communicator's stream.
-fn kernel_stream(comm: &Arc<CudaStream>) -> Result<Arc<CudaStream>> {
-    let ctx = comm.context();
-    ctx.bind_to_thread()?;
-    let (least, _) = cudarc::driver::result::stream::get_priority_range()?;
-    let kernels = ctx.new_stream_with_priority(least)?;
-    kernels.join(comm)?;
-    Ok(kernels)
-}
-
 /// Transposes once: [`Transposer::new`] then [`Transposer::run`] (the exchange
 /// buffers are allocated and freed in the call; keep a `Transposer` for many).
 pub fn transpose<T, S, D>(
@@ -375,71 +355,4 @@ where
     D: DstArg<T> + ?Sized,
 {
     Transposer::<T>::new(comms, layout)?.run(srcs, dsts)
-}
-
-/// A step's packs: source pieces transposed into the send slot.
-fn pack<T, S: SrcArg<T> + ?Sized>(l: &mut Local, step: &Step, src: &S) -> Result<()> {
-    let mut slot = elems_mut::<T>(&mut l.send[step.slot]);
-    for mv in &step.packs {
-        apply(mv, src, &mut slot, &l.kernels)?;
-    }
-    Ok(())
-}
-
-/// A step's places: received pieces copied into the result at its pitch.
-fn place<T, D: DstArg<T> + ?Sized>(l: &Local, step: &Step, dst: &mut D) -> Result<()> {
-    let slot = elems::<T>(&l.recv[step.slot]);
-    for mv in &step.places {
-        apply(mv, &slot, dst, &l.kernels)?;
-    }
-    Ok(())
-}
-
-/// One step's sends and receives of every local rank, as one NCCL group (a
-/// process driving several ranks must post all of them before any can finish).
-fn exchange(comms: &[Comm], local: &mut [Local], steps: &[Step], elem: usize) -> Result<()> {
-    group_start().map_err(|e| nccl::nccl(e, "ncclGroupStart"))?;
-    let mut posted = Ok(());
-    'ranks: for ((comm, l), step) in comms.iter().zip(local.iter_mut()).zip(steps) {
-        for t in &step.sends {
-            let (at, n) = (t.offset as usize, t.len as usize);
-            let view = l.send[step.slot].slice(at * elem..(at + n) * elem);
-            if let Err(e) = comm.send(&view, t.peer as i32) {
-                posted = Err(nccl::nccl(e, "ncclSend"));
-                break 'ranks;
-            }
-        }
-        for t in &step.recvs {
-            let (at, n) = (t.offset as usize, t.len as usize);
-            let mut view = l.recv[step.slot].slice_mut(at * elem..(at + n) * elem);
-            if let Err(e) = comm.recv(&mut view, t.peer as i32) {
-                posted = Err(nccl::nccl(e, "ncclRecv"));
-                break 'ranks;
-            }
-        }
-    }
-    let ended = group_end().map_err(|e| nccl::nccl(e, "ncclGroupEnd"));
-    posted?;
-    ended.map(|_| ())
-}
-
-/// One local move as a permute on `stream`.
-fn apply<T, S, D>(mv: &Move, from: &S, to: &mut D, stream: &CudaStream) -> Result<()>
-where
-    S: SrcArg<T> + ?Sized,
-    D: DstArg<T> + ?Sized,
-{
-    let (dims, perm, src_strides, dst_strides) = mv.permute();
-    let us = |x: [u64; 2]| x.map(|v| v as usize);
-    let from = from.view();
-    let from = from.slice(mv.from.offset as usize..);
-    let mut to = to.view_mut();
-    let mut to = to.slice_mut(mv.to.offset as usize..);
-    let opts = PermuteOptions {
-        src_strides: Some(&us(src_strides)),
-        dst_strides: Some(&us(dst_strides)),
-        stream: Some(stream),
-        strategy: None,
-    };
-    permute_with(&from, &mut to, &us(dims), &perm, &opts)
 }
