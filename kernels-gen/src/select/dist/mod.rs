@@ -7,8 +7,8 @@
 //! block of `p`'s rows and `q`'s columns, transposed, is `q`'s result at columns
 //! `R_p ..`:
 //! * `p == q`: a local transpose straight into place, in pieces spread over the
-//!   steps ([`Step::own`]; [`Plan::own`] where there are no steps), so it fills
-//!   the kernels' time between exchanges instead of delaying the first ones;
+//!   steps ([`Step::own`]; [`Plan::own`] where there are no steps), in the
+//!   kernels' time between exchanges;
 //! * `p != q`: the block goes in pieces, one per step ([`Plan::step`]): `p`
 //!   transposes the piece into its send buffer (contiguous), the exchange carries
 //!   it to `q`'s receive buffer, and `q` copies it into place at its pitch.
