@@ -168,7 +168,12 @@ pub(crate) fn agree(comms: &[Comm], mine: Terms) -> Result<()> {
     let Some((_, all)) = bufs.first() else {
         return Ok(());
     };
-    let all = comms[0].stream().clone_dtoh(all)?;
+    verdict(&comms[0].stream().clone_dtoh(all)?)
+}
+
+/// The call's verdict from every rank's gathered terms (the same on every rank):
+/// a rank that refused first, then any term that differs from rank 0's.
+fn verdict(all: &[u64]) -> Result<()> {
     let ranks: Vec<&[u64]> = all.chunks(WORDS).collect();
     if let Some(r) = ranks.iter().position(|t| t[3] != 0) {
         return Err(Error::DistMismatch {
@@ -208,6 +213,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_verdict_names_the_first_refusal_then_the_first_difference() {
+        let ok = Terms {
+            elem_bytes: 4,
+            type_hash: 7,
+            layout_hash: 9,
+            failed: 0,
+        };
+        let all = |ts: &[Terms]| ts.iter().flat_map(Terms::words).collect::<Vec<u64>>();
+        assert_eq!(verdict(&all(&[ok, ok, ok])), Ok(()));
+        let msg = |ts: &[Terms]| verdict(&all(ts)).expect_err("a mismatch").to_string();
+        let refused = Terms { failed: 1, ..ok };
+        let other_type = Terms { type_hash: 8, ..ok };
+        assert!(msg(&[ok, other_type, refused]).contains("rank 2 refused"));
+        assert!(msg(&[ok, other_type, ok]).contains("rank 1 passed another element type"));
+        let other_layout = Terms {
+            layout_hash: 1,
+            ..ok
+        };
+        assert!(msg(&[ok, ok, other_layout]).contains("rank 2 passed another layout"));
+        let other_size = Terms {
+            elem_bytes: 2,
+            type_hash: 8,
+            ..ok
+        };
+        assert!(msg(&[other_size, ok]).contains("rank 1 passed another element size"));
     }
 
     #[test]
