@@ -58,6 +58,15 @@ step image-jpeg .gpu/bin/image_transpose "$IMG/photo.jpg" "$IMG/t3.png"
 export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64"
 step bench .gpu/bin/bench --json "$OUT/bench.json"
 step peers python3 scripts/gpu/peers.py --json "$OUT/peers.json"
+# The transpose across GPUs: its tests need two (on one GPU the one-rank case
+# runs), the example uses every visible GPU.
+export NCCL_NVLS_ENABLE=0
+if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
+  step dist-tests .gpu/bin/dist_gpu --include-ignored --test-threads=1
+else
+  step dist-tests .gpu/bin/dist_gpu --include-ignored one_rank
+fi
+step dist-example .gpu/bin/dist_transpose --shape 8192x6000 --elem 4 --uneven
 echo "=== summary"
 tail -n 3 "$OUT/compile.log" "$OUT/correct.log" | grep -v '^$'
 tail -n 1 "$OUT/ncu.log"; echo "under load (1024 x 1024): $(tail -n 1 "$OUT/ncu-loaded.log")"
@@ -72,4 +81,5 @@ cat "$OUT/strategies.log"
 cat "$OUT"/image-*.log
 grep -A200 'median of' "$OUT/bench.log"
 grep -A200 'median of' "$OUT/peers.log"
+grep -h 'test result' "$OUT/dist-tests.log"; tail -n 3 "$OUT/dist-example.log"
 printf '%s\n' "${status[@]}"
