@@ -48,11 +48,12 @@ struct Rank {
 
 impl Rank {
     fn run(&mut self, mv: &Move, slot: usize, elem: usize, plan: &Plan, rank: usize) {
+        // The slots were sized by `send_len` and `recv_len`.
         let len = |b: Buffer| match b {
             Buffer::Src => plan.layout().src_len(rank),
             Buffer::Dst => plan.layout().dst_len(rank),
-            Buffer::Send => plan.send_len(rank),
-            Buffer::Recv => plan.recv_len(rank),
+            Buffer::Send => (self.send[slot].len() / elem) as u64,
+            Buffer::Recv => (self.recv[slot].len() / elem) as u64,
         };
         assert!(
             mv.from_end() <= len(mv.from.buffer),
@@ -248,6 +249,13 @@ fn bad_layouts_are_errors() {
         Layout::new(&[1 << 40], &[1 << 40]),
         Err(DistError::Overflow { .. })
     ));
+    assert_eq!(
+        Layout::even(4, 4, usize::MAX),
+        Err(DistError::TooManyRanks { ranks: usize::MAX })
+    );
     let l = Layout::even(4, 4, 2).unwrap();
     assert_eq!(Plan::new(&l, 0, 1 << 20), Err(DistError::ElemBytes));
+    // A step size too small for the matrix is raised to keep the steps bounded.
+    let big = Plan::new(&Layout::even(1 << 20, 1 << 20, 2).unwrap(), 4, 1).unwrap();
+    assert_eq!(big.steps(), 1 << 16);
 }

@@ -5,6 +5,8 @@
 pub enum DistError {
     #[error("a layout needs at least one rank")]
     NoRanks,
+    #[error("{ranks} ranks: a layout takes at most {MAX_RANKS}")]
+    TooManyRanks { ranks: usize },
     #[error("the row split has {rows} ranks but the column split has {cols}; give both one entry per rank")]
     Ranks { rows: usize, cols: usize },
     #[error("the matrix's {what} overflows 64 bits")]
@@ -12,6 +14,9 @@ pub enum DistError {
     #[error("element size 0: a transpose moves elements of at least one byte")]
     ElemBytes,
 }
+
+/// The most ranks a layout takes.
+pub const MAX_RANKS: usize = 1 << 20;
 
 /// How a `rows x cols` matrix and its transpose are split over ranks: rank `r`
 /// holds `rows[r]` consecutive source rows and gets `cols[r]` consecutive result
@@ -39,6 +44,9 @@ impl Layout {
     pub fn new(rows: &[u64], cols: &[u64]) -> Result<Layout, DistError> {
         if rows.is_empty() {
             return Err(DistError::NoRanks);
+        }
+        if rows.len() > MAX_RANKS {
+            return Err(DistError::TooManyRanks { ranks: rows.len() });
         }
         if rows.len() != cols.len() {
             return Err(DistError::Ranks {
@@ -70,6 +78,9 @@ impl Layout {
         };
         if ranks == 0 {
             return Err(DistError::NoRanks);
+        }
+        if ranks > MAX_RANKS {
+            return Err(DistError::TooManyRanks { ranks });
         }
         Layout::new(&split(rows), &split(cols))
     }

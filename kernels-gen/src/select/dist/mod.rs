@@ -49,7 +49,7 @@ const SLOT_ALIGN: u64 = 256;
 mod layout;
 mod moves;
 
-pub use layout::{DistError, Layout};
+pub use layout::{DistError, Layout, MAX_RANKS};
 pub use moves::{Buffer, Move, Region, Step, Transfer};
 
 /// The plan of a layout for one element size and step size.
@@ -60,8 +60,6 @@ pub struct Plan {
     /// `cut[k]`: the weights of the steps before `k`; `cut[steps]` their sum.
     cut: Vec<u64>,
     align: u64,
-    send_len: Vec<u64>,
-    recv_len: Vec<u64>,
 }
 
 impl Plan {
@@ -87,29 +85,19 @@ impl Plan {
         if most > 0 {
             let steps = (1..6)
                 .find(|&s| u128::from(ramp_sum(s)) >= need)
-                .unwrap_or_else(|| 6 + (need.saturating_sub(14)).div_ceil(8) as usize);
+                .unwrap_or_else(|| 6 + (need.saturating_sub(14)).div_ceil(8) as usize)
+                .min(MAX_STEPS);
             cut.extend((0..steps).scan(0, |sum, k| {
                 *sum += weight(k, steps);
                 Some(*sum)
             }));
         }
-        let mut plan = Plan {
+        Ok(Plan {
             layout: layout.clone(),
             steps: cut.len() - 1,
             cut,
             align: SLOT_ALIGN / gcd(SLOT_ALIGN, elem_bytes),
-            send_len: vec![0; p],
-            recv_len: vec![0; p],
-        };
-        for rank in 0..p {
-            for k in 0..plan.steps {
-                let s = plan.step(rank, k);
-                let top = |t: &[Transfer]| t.last().map_or(0, |t| t.offset + t.len);
-                plan.send_len[rank] = plan.send_len[rank].max(top(&s.sends));
-                plan.recv_len[rank] = plan.recv_len[rank].max(top(&s.recvs));
-            }
-        }
-        Ok(plan)
+        })
     }
 
     pub fn layout(&self) -> &Layout {
@@ -121,14 +109,21 @@ impl Plan {
         self.steps
     }
 
-    /// Elements of one slot of `rank`'s send buffer.
+    /// Elements of one slot of `rank`'s send buffer: the most a step of it sends
+    /// (computed over its steps, once per rank that needs it).
     pub fn send_len(&self, rank: usize) -> u64 {
-        self.send_len[rank]
+        (0..self.steps)
+            .map(|k| top(&self.step(rank, k).sends))
+            .max()
+            .unwrap_or(0)
     }
 
     /// Elements of one slot of `rank`'s receive buffer.
     pub fn recv_len(&self, rank: usize) -> u64 {
-        self.recv_len[rank]
+        (0..self.steps)
+            .map(|k| top(&self.step(rank, k).recvs))
+            .max()
+            .unwrap_or(0)
     }
 
     /// `rank`'s own block, transposed from its source straight into its result,
@@ -247,6 +242,15 @@ impl Plan {
 /// halves to it (1, 2, 4, 8, ..., 8, 4, 2, 1), so the pipeline fills and drains
 /// with small pieces while the steps between send big ones.
 const RAMP: u64 = 8;
+
+/// The most steps a plan takes: a step size so small that it would take more is
+/// raised.
+const MAX_STEPS: usize = 1 << 16;
+
+/// Where a step's transfers end in its slot.
+fn top(t: &[Transfer]) -> u64 {
+    t.last().map_or(0, |t| t.offset + t.len)
+}
 
 /// Step `k`'s weight of `steps`.
 fn weight(k: usize, steps: usize) -> u64 {
