@@ -3,8 +3,11 @@
 //! rank's result must equal its rows of a CPU transpose, every move must stay in
 //! its buffers and be a permute the planner takes.
 
+use bankfree_gen::check::fit::kernel_refusal;
+use bankfree_gen::check::sim;
 use bankfree_gen::select::dist::{Buffer, DistError, Layout, Move, Plan};
-use bankfree_gen::select::permute::{plan as plan_permute, Permute};
+use bankfree_gen::select::permute::{plan as plan_permute, plan_kernels, Kind, Permute};
+use bankfree_gen::Strategy as Layouts;
 use proptest::prelude::*;
 
 /// Source bytes of rank `rank`: element `(r, c)` of the whole matrix holds bytes
@@ -46,8 +49,38 @@ struct Rank {
     recv: [Vec<u8>; 2],
 }
 
+/// How a move runs on host bytes: `Move::run_host`, or the simulated kernel of
+/// its permute.
+type Exec = fn(&Move, &[u8], &mut [u8], usize);
+
+fn host(mv: &Move, from: &[u8], to: &mut [u8], elem: usize) {
+    mv.run_host(from, to, elem);
+}
+
+/// The move as the runtime runs it: its permute planned, the first listed kernel
+/// that fits the planned call, simulated over the buffers from the move's offsets.
+fn kernel(mv: &Move, from: &[u8], to: &mut [u8], elem: usize) {
+    let (dims, perm, src_strides, dst_strides) = mv.permute();
+    let request = Permute {
+        src_strides: Some(src_strides.to_vec()),
+        dst_strides: Some(dst_strides.to_vec()),
+        ..Permute::new(&dims, &perm, elem as u32)
+    };
+    let planned = plan_permute(&request).expect("the planner takes every move");
+    if planned.kind == Kind::Empty {
+        return;
+    }
+    let kernels = plan_kernels(&planned, elem as u32, Layouts::Xor).expect("kernels build");
+    let k = kernels
+        .iter()
+        .find(|k| kernel_refusal(&k.spec().geometry, k.quotients(), &planned.shape).is_none())
+        .expect("the last kernel runs every call of its kind");
+    let (a, b) = (mv.from.offset as usize * elem, mv.to.offset as usize * elem);
+    sim::run(k, &planned.shape, &from[a..], &mut to[b..], None).expect("the simulation runs");
+}
+
 impl Rank {
-    fn run(&mut self, mv: &Move, slot: usize, elem: usize, plan: &Plan, rank: usize) {
+    fn run(&mut self, mv: &Move, slot: usize, elem: usize, plan: &Plan, rank: usize, exec: Exec) {
         // The slots were sized by `send_len` and `recv_len`.
         let len = |b: Buffer| match b {
             Buffer::Src => plan.layout().src_len(rank),
@@ -73,14 +106,14 @@ impl Rank {
             Buffer::Send => &mut self.send[slot],
             other => panic!("a move writes {other:?}"),
         };
-        mv.run_host(&from, to, elem);
+        exec(mv, &from, to, elem);
     }
 }
 
 /// The whole exchange on host bytes: own blocks, then every step's packs on every
 /// rank, its transfers (each send paired with the receive of the same step and
 /// pair), and its places.
-fn model(plan: &Plan, elem: usize) -> Vec<Vec<u8>> {
+fn model(plan: &Plan, elem: usize, exec: Exec) -> Vec<Vec<u8>> {
     let layout = plan.layout();
     let p = layout.ranks();
     let mut ranks: Vec<Rank> = (0..p)
@@ -93,7 +126,7 @@ fn model(plan: &Plan, elem: usize) -> Vec<Vec<u8>> {
         .collect();
     for (r, rank) in ranks.iter_mut().enumerate() {
         if let Some(own) = plan.own(r) {
-            rank.run(&own, 0, elem, plan, r);
+            rank.run(&own, 0, elem, plan, r, exec);
         }
     }
     for k in 0..plan.steps() {
@@ -101,7 +134,7 @@ fn model(plan: &Plan, elem: usize) -> Vec<Vec<u8>> {
         for (r, s) in steps.iter().enumerate() {
             assert_eq!(s.packs.len(), s.sends.len());
             for mv in &s.packs {
-                ranks[r].run(mv, s.slot, elem, plan, r);
+                ranks[r].run(mv, s.slot, elem, plan, r, exec);
             }
         }
         for (q, s) in steps.iter().enumerate() {
@@ -123,7 +156,7 @@ fn model(plan: &Plan, elem: usize) -> Vec<Vec<u8>> {
         }
         for (r, s) in steps.iter().enumerate() {
             for mv in s.places.iter().chain(&s.own) {
-                ranks[r].run(mv, s.slot, elem, plan, r);
+                ranks[r].run(mv, s.slot, elem, plan, r, exec);
             }
         }
     }
@@ -131,8 +164,17 @@ fn model(plan: &Plan, elem: usize) -> Vec<Vec<u8>> {
 }
 
 fn check(layout: &Layout, elem: usize, step_bytes: u64) -> Result<(), TestCaseError> {
+    check_with(layout, elem, step_bytes, host)
+}
+
+fn check_with(
+    layout: &Layout,
+    elem: usize,
+    step_bytes: u64,
+    exec: Exec,
+) -> Result<(), TestCaseError> {
     let plan = Plan::new(layout, elem as u64, step_bytes).expect("a valid layout plans");
-    let got = model(&plan, elem);
+    let got = model(&plan, elem, exec);
     let srcs: Vec<_> = (0..layout.ranks())
         .map(|r| source(layout, r, elem))
         .collect();
@@ -218,6 +260,24 @@ fn even_splits_both_band_shapes_and_graded_steps() {
                 sent[plan.steps() - 1] as f64 <= first * 1.5 + line as f64,
                 "{sent:?}"
             );
+        }
+    }
+}
+
+#[test]
+fn the_moves_run_as_the_simulated_kernels_of_their_permutes() {
+    // The exchange with every pack, place and own piece run by the generated
+    // kernel the runtime would launch, simulated: uneven and empty parts, several
+    // steps, both band shapes, element sizes 1, 2, 4, 12 and 16.
+    let layouts = [
+        Layout::new(&[37, 0, 21], &[5, 40, 0]).unwrap(),
+        Layout::even(70, 45, 2).unwrap(),
+        Layout::new(&[3, 60], &[50, 1]).unwrap(),
+    ];
+    for layout in &layouts {
+        for elem in [1, 2, 4, 12, 16] {
+            check_with(layout, elem, 200 * elem as u64, kernel)
+                .unwrap_or_else(|e| panic!("{layout:?}, {elem}-byte: {e}"));
         }
     }
 }
