@@ -386,14 +386,11 @@ impl TransposeSpec {
     fn validate_small(&self) -> Result<(), SpecError> {
         let g = &self.geometry;
         if self.strategy != Strategy::Naive {
-            return Err(SpecError::Form {
-                value: g.form.to_string(),
-                why: format!(
+            return self.refuse(format!(
                     "a {} kernel gathers straight from the source, with no shared tile to {}; use strategy = naive",
                     g.form,
                     if matches!(self.strategy, Strategy::Xor | Strategy::Rotate) { "swizzle" } else { "pad" }
-                ),
-            });
+                ));
         }
         let want = small_vec(g.form, g.elem_bytes);
         // A small kernel of single elements stores at any alignment of `dst`.
@@ -429,13 +426,10 @@ impl TransposeSpec {
         let g = &self.geometry;
         self.naive_only("a planar kernel transposes in registers, with no shared tile")?;
         if !matches!(g.elem_bytes, 1 | 2) {
-            return Err(SpecError::Form {
-                value: g.form.to_string(),
-                why: format!(
+            return self.refuse(format!(
                     "a planar kernel moves 1- or 2-byte elements, not {}-byte ones; a tall kernel moves wider elements",
                     g.elem_bytes
-                ),
-            });
+                ));
         }
         if g.vec_bytes() != 16 {
             return Err(SpecError::Vec {
@@ -456,14 +450,11 @@ impl TransposeSpec {
     fn validate_words(&self, wider: &str) -> Result<(), SpecError> {
         let g = &self.geometry;
         if !matches!(g.elem_bytes, 1 | 2) {
-            return Err(SpecError::Form {
-                value: g.form.to_string(),
-                why: format!(
-                    "a {} kernel packs 1- or 2-byte elements into 32-bit words, not {}-byte \
+            return self.refuse(format!(
+                "a {} kernel packs 1- or 2-byte elements into 32-bit words, not {}-byte \
                      ones; {wider}",
-                    g.form, g.elem_bytes
-                ),
-            });
+                g.form, g.elem_bytes
+            ));
         }
         if g.vec != 4 / g.elem_bytes {
             return Err(SpecError::Vec {
@@ -485,26 +476,19 @@ impl TransposeSpec {
     /// sector above it), through shared memory.
     fn validate_realign(&self) -> Result<(), SpecError> {
         let g = &self.geometry;
-        let bad = |why: String| {
-            Err(SpecError::Form {
-                value: g.form.to_string(),
-                why,
-            })
-        };
         self.validate_words("a tile or skew kernel moves wider elements")?;
         if (g.tile, g.block_rows) != (32, REALIGN_BLOCK_ROWS) {
-            return bad(format!(
+            return self.refuse(format!(
                 "a realign kernel runs 32 x {REALIGN_BLOCK_ROWS} threads (tile = 32, block_rows = \
                  {REALIGN_BLOCK_ROWS}: a band of 8 lanes for each of its 40 blocks of rows), not {} x {}",
                 g.tile, g.block_rows
             ));
         }
         match self.strategy {
-            Strategy::Naive => bad("it works through shared memory; naive has none".into()),
-            Strategy::Pad(_) | Strategy::Rotate => bad(
+            Strategy::Naive => self.refuse("it works through shared memory; naive has none"),
+            Strategy::Pad(_) | Strategy::Rotate => self.refuse(
                 "a realign kernel's warps store the columns of 8 lanes' 16-byte reads, whose \
-                 words no padding spreads over the banks; use strategy = swizzle"
-                    .into(),
+                 words no padding spreads over the banks; use strategy = swizzle",
             ),
             Strategy::None | Strategy::Xor => Ok(()),
         }
@@ -515,15 +499,9 @@ impl TransposeSpec {
     /// warp), through a shared stage whose pitch is the source's width.
     fn validate_thin(&self) -> Result<(), SpecError> {
         let g = &self.geometry;
-        let bad = |why: String| {
-            Err(SpecError::Form {
-                value: g.form.to_string(),
-                why,
-            })
-        };
         self.validate_words("a tall kernel moves wider elements")?;
         if (g.tile, g.block_rows) != (32, 8) {
-            return bad(format!(
+            return self.refuse(format!(
                 "a thin kernel runs 32 x 8 threads (tile = 32, block_rows = 8: a lane per block \
                  of rows, 31 blocks per warp), not {} x {}",
                 g.tile, g.block_rows
@@ -531,11 +509,10 @@ impl TransposeSpec {
         }
         match self.strategy {
             Strategy::Pad(_) | Strategy::None => Ok(()),
-            Strategy::Naive => bad("it works through shared memory; naive has none".into()),
-            Strategy::Xor | Strategy::Rotate => bad(
+            Strategy::Naive => self.refuse("it works through shared memory; naive has none"),
+            Strategy::Xor | Strategy::Rotate => self.refuse(
                 "a thin kernel's stage is a flat run of blocks whose pitch is the width, \
-                 swizzled per width by the generator; use strategy = pad"
-                    .into(),
+                 swizzled per width by the generator; use strategy = pad",
             ),
         }
     }
@@ -546,9 +523,14 @@ impl TransposeSpec {
         if self.strategy == Strategy::Naive {
             return Ok(());
         }
+        self.refuse(format!("{why}; use strategy = naive"))
+    }
+
+    /// `Err(SpecError::Form)` for this spec's form, saying `why`.
+    fn refuse(&self, why: impl Into<String>) -> Result<(), SpecError> {
         Err(SpecError::Form {
             value: self.geometry.form.to_string(),
-            why: format!("{why}; use strategy = naive"),
+            why: why.into(),
         })
     }
 
@@ -557,16 +539,10 @@ impl TransposeSpec {
         if g.form == Form::Tile {
             return Ok(());
         }
-        let bad = |why: String| {
-            Err(SpecError::Form {
-                value: g.form.to_string(),
-                why,
-            })
-        };
         // A tall kernel of 1- or 2-byte elements moves them as 32-bit words.
         let word = (g.form == Form::Tall && g.elem_bytes < 4).then(|| 4 / g.elem_bytes);
         if g.vec != word.unwrap_or(1) {
-            return bad(match word {
+            return self.refuse(match word {
                 Some(v) => format!(
                     "a tall kernel moves {}-byte elements as 32-bit words; use vec = {v}",
                     g.elem_bytes
@@ -576,10 +552,10 @@ impl TransposeSpec {
         }
 
         if self.strategy == Strategy::Naive {
-            return bad("it works through shared memory; naive has none".into());
+            return self.refuse("it works through shared memory; naive has none");
         }
         if g.packs() && matches!(self.strategy, Strategy::Pad(_) | Strategy::Rotate) {
-            return bad(format!(
+            return self.refuse(format!(
                 "a tall kernel of {}-byte elements shifts each destination row's window by its \
                  address, and no padding keeps those gathers conflict-free; use strategy = swizzle",
                 g.elem_bytes
@@ -589,13 +565,13 @@ impl TransposeSpec {
             && matches!(self.strategy, Strategy::Xor | Strategy::Rotate)
             && matches!(g.form, Form::Tall | Form::Wide)
         {
-            return bad(format!(
+            return self.refuse(format!(
                 "a {} kernel's chunk is flat, with no rows to swizzle; use strategy = pad",
                 g.form
             ));
         }
         if g.form == Form::Wide && g.elem_bytes < 4 {
-            return bad(format!(
+            return self.refuse(format!(
                 "{}-byte elements of neighbouring rows share 32-bit bank words in a wide chunk; \
                  wide kernels take elements of 4 bytes or more (a strip kernel runs these shapes)",
                 g.elem_bytes
@@ -604,13 +580,13 @@ impl TransposeSpec {
         if g.form == Form::Skew {
             let sector = g.sector_elems();
             if g.elem_bytes > 16 {
-                return bad(format!(
+                return self.refuse(format!(
                     "a skew tile of {}-byte elements is too large to keep enough blocks per SM; skew takes elements of 1 to 16 bytes",
                     g.elem_bytes
                 ));
             }
             if g.tile < 2 * sector {
-                return bad(format!(
+                return self.refuse(format!(
                     "a skew tile shifts by up to {} rows, so it must be at least {} ({}-byte elements); use a larger tile",
                     sector - 1,
                     2 * sector,
