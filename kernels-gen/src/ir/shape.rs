@@ -399,7 +399,10 @@ impl Shape {
     /// assert_eq!(Shape { src_ld: 2, ..Shape::new(1000, 1) }.dense_run(), None);
     /// ```
     pub fn dense_run(&self) -> Option<u64> {
-        if self.fold.counts() != [0, 0] || self.is_empty() {
+        // Checked on every launch: a transpose with both sides longer than one
+        // item, or a fold, leaves at once and nothing is allocated.
+        let thin = self.rows == 1 || self.cols == 1 || self.copy;
+        if !thin || self.fold.counts() != [0, 0] || self.is_empty() {
             return None;
         }
         // Every axis as (extent, source stride, destination stride).
@@ -408,18 +411,20 @@ impl Shape {
         } else {
             (1, self.dst_ld)
         };
-        let mut axes = vec![
-            (
-                self.inner_batch(),
-                self.src_batch_stride,
-                self.dst_batch_stride,
-            ),
-            (self.rows, self.src_ld, row_dst),
-            (self.cols, 1, col_dst),
-        ];
-        axes.extend(self.outer.axes().iter().map(|a| (a.ext, a.src, a.dst)));
-        axes.retain(|a| a.0 > 1);
-        axes.sort_by_key(|a| a.1);
+        let mut all = [(0u64, 0u64, 0u64); 3 + MAX_OUTER as usize];
+        all[0] = (
+            self.inner_batch(),
+            self.src_batch_stride,
+            self.dst_batch_stride,
+        );
+        all[1] = (self.rows, self.src_ld, row_dst);
+        all[2] = (self.cols, 1, col_dst);
+        for (slot, a) in all[3..].iter_mut().zip(self.outer.axes()) {
+            *slot = (a.ext, a.src, a.dst);
+        }
+        // Axes of one item (and the unused slots, of none) go last.
+        all.sort_by_key(|a| (a.0 <= 1, a.1));
+        let axes = all.iter().take_while(|a| a.0 > 1).copied();
         let mut span = 1u64;
         for (ext, src, dst) in axes {
             if src != span || dst != span {
