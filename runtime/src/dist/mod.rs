@@ -219,9 +219,9 @@ impl<'c, T> Transposer<'c, T> {
                 layout_hash: nccl::fnv(words.flat_map(u64::to_le_bytes)),
                 failed: u64::from(checked.is_err()),
             };
+            // This rank's own reason first; else whatever the ranks found.
             let agreed = nccl::agree(self.comms, terms);
-            checked.clone()?;
-            agreed?;
+            return checked.and(agreed);
         }
         checked
     }
