@@ -85,18 +85,18 @@ impl<'a> State<'a> {
     /// The 4 words of the 16 bytes from element `index`, which must start a
     /// 16-byte vector of the source pointer.
     pub(crate) fn vector(&self, index: i64) -> Result<[u32; 4], SimError> {
-        let per = 16 / self.eb as i64;
-        if (index + self.src_off).rem_euclid(per) != 0 {
-            return Err(SimError::Misaligned {
-                index,
-                n: per as u32,
-            });
-        }
+        aligned(index, self.src_off, 16 / self.eb as i64)?;
         let r = Self::bytes("src", index, self.eb, 16, self.src.len())?;
         let b = &self.src[r];
         Ok(std::array::from_fn(|q| {
             u32::from_le_bytes([b[4 * q], b[4 * q + 1], b[4 * q + 2], b[4 * q + 3]])
         }))
+    }
+
+    /// That destination element `index` starts an `n`-element vector of the
+    /// destination pointer.
+    pub(crate) fn dst_aligned(&self, index: i64, n: i64) -> Result<(), SimError> {
+        aligned(index, self.dst_off, n)
     }
 
     /// Stores the low `n` elements of `value` from destination element `index`.
@@ -146,6 +146,16 @@ impl<'a> State<'a> {
 /// ([`walk`]), each with fresh shared memory and the `interior` guard (a tile
 /// run by the body without bounds checks) evaluated, then checks that each
 /// destination element was written once; counts the interior tiles.
+/// That element `index` of a buffer whose pointer is `off` elements past an
+/// `n`-element boundary starts an `n`-element vector.
+fn aligned(index: i64, off: i64, n: i64) -> Result<(), SimError> {
+    if (index + off).rem_euclid(n) == 0 {
+        Ok(())
+    } else {
+        Err(SimError::Misaligned { index, n: n as u32 })
+    }
+}
+
 pub(crate) fn run_tiles(
     kernel: &Kernel,
     shape: &Shape,

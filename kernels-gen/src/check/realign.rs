@@ -179,20 +179,9 @@ fn write(
             };
             if whole {
                 let at = to.eval(env)?;
-                if (at + s.dst_off).rem_euclid(vec as i64) != 0 {
-                    return Err(SimError::Misaligned {
-                        index: at,
-                        n: vec as u32,
-                    });
-                }
+                s.dst_aligned(at, vec as i64)?;
                 // The warp's window (lane 0's word) starts on a sector.
-                let window = at - env.get(Var::Tx) * vec as i64;
-                if (window + s.dst_off).rem_euclid(sector) != 0 {
-                    return Err(SimError::Misaligned {
-                        index: window,
-                        n: sector as u32,
-                    });
-                }
+                s.dst_aligned(at - env.get(Var::Tx) * vec as i64, sector)?;
                 done.0 += s.store(at, v, vec)?;
                 done.1 += 1;
             } else {

@@ -84,8 +84,8 @@ fn stage(kernel: &Kernel, t: &Thin, s: &mut State<'_>, env: &mut Env) -> Result<
             }
             let i = s.shared_index(at)?;
             s.shared_index(at + 3)?; // the vector's last word
-                                     // Word `q` of the vector at `slot + (q ^ turn)`: the turn permutes
-                                     // the vector's words, it never moves one out of the vector.
+                                     // Word `q` of the vector at `slot + (q ^ turn)`: the turn permutes the
+                                     // vector's words, it never moves one out of the vector.
             let tn = turn.eval(env)?;
             if !(0..4).contains(&tn) {
                 return Err(SimError::Misaligned {
@@ -172,12 +172,7 @@ fn columns(
                     let wv = funnelshift_rc(prev, col[lane], shift.eval(env)? as u32);
                     if s.holds(&full, "whole-word store", env)? {
                         let at = to.eval(env)?;
-                        if (at + s.dst_off).rem_euclid(vec as i64) != 0 {
-                            return Err(SimError::Misaligned {
-                                index: at,
-                                n: vec as u32,
-                            });
-                        }
+                        s.dst_aligned(at, vec as i64)?;
                         done.0 += s.store(at, wv, vec)?;
                         done.1 += 1;
                     } else {
