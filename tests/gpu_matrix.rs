@@ -109,6 +109,21 @@ fn shapes() -> Vec<(&'static str, Shape, usize)> {
         ),
         ("batch 3 of 2999x13", Shape::batched(3, 2999, 13), 0),
         ("offset views 30001x21", Shape::new(30_001, 21), 7),
+        // The same for the squat kernels: heights over several runs of a tile's
+        // columns, a pitched source, a batch, and views off every boundary.
+        ("31x100003", Shape::new(31, 100_003), 0),
+        ("32x70001", Shape::new(32, 70_001), 0),
+        ("offset views 10x20001", Shape::new(10, 20_001), 5),
+        (
+            "pitched 9x7001",
+            Shape {
+                src_ld: 7005,
+                ..Shape::new(9, 7001)
+            },
+            0,
+        ),
+        ("batch 3 of 13x2999", Shape::batched(3, 13, 2999), 0),
+        ("offset views 21x30001", Shape::new(21, 30_001), 7),
         // For the small kernels: tiny and small matrices in long batches (runs whose
         // last vector is partly outside), and offset views that leave the vector
         // stores unaligned (those fall back to the tile kernel).

@@ -109,6 +109,7 @@ fn variant_tokens(k: &Kernel) -> TokenStream {
         Form::Planar => "Planar",
         Form::Realign => "Realign",
         Form::Thin => "Thin",
+        Form::Squat => "Squat",
     });
     let strategy = match k.spec().strategy {
         Strategy::Naive => quote!(Naive),
@@ -185,6 +186,9 @@ fn with_fast(args: &Args, k: &Kernel, v: &Verdict) -> (Vec<TokenStream>, Vec<Str
             }
             (Form::Thin, _) => {
                 " For matrices of 2 to 32 columns stored as one run it runs:".to_string()
+            }
+            (Form::Squat, _) => {
+                " For matrices of an odd number of rows from 7 to 31 whose destination is one run it runs:".to_string()
             }
             (form, _) => format!(" For {form} shapes it runs:"),
         };

@@ -3,6 +3,7 @@
 use bankfree_gen::check::index32::{INDEX64_DEFINE, INDEX64_SUFFIX};
 use bankfree_gen::kernel::geometry::{Quotients, THIN_MAX_COLS};
 use bankfree_gen::kernel::order::TileOrder;
+use bankfree_gen::kernel::squat::SQUAT_MAX_ROWS;
 use bankfree_gen::select::device::{twin, GpuClass};
 use bankfree_gen::{emit, Form, Geometry, Kernel};
 use sha2::{Digest, Sha256};
@@ -124,8 +125,10 @@ impl KernelSource {
             build64: Arc::default(),
             kernel: None,
             twins: Arc::default(),
-            widths: if geometry.thins() {
-                (0..=THIN_MAX_COLS).map(|_| OnceLock::new()).collect()
+            widths: if geometry.has_widths() {
+                (0..=THIN_MAX_COLS.max(u64::from(SQUAT_MAX_ROWS)))
+                    .map(|_| OnceLock::new())
+                    .collect()
             } else {
                 Arc::default()
             },

@@ -234,7 +234,7 @@ fn why_unfit(kernel: &KernelSource, (src, dst): (u64, u64), shape: &Shape) -> Op
     if let Some(r) = kernel_refusal(g, kernel.quotients(), shape) {
         return Some(Unfit::Shape(r));
     }
-    if g.realigns() || g.thins() {
+    if g.realigns() || g.has_widths() {
         return None; // any pointer
     }
     let bytes = u64::from(g.vec_bytes());
@@ -325,10 +325,11 @@ where
     // where it provably computes every index exactly and is the faster build.
     // The twin's geometry is what the proof of the 32-bit build and the grid take
     // (a skew twin is narrower).
-    // A thin kernel's entry point for this width.
+    // A thin kernel's entry point for this width (a squat kernel's, height).
+    let width = if g.squats() { shape.rows } else { shape.cols };
     let kernel = kernel
         .for_gpu(|| crate::device::class(ctx))
-        .for_width(shape.cols);
+        .for_width(width);
     let kernel = if kernel.is_index64() || index32::runs(kernel.geometry(), shape) {
         kernel
     } else {

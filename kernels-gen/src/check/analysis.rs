@@ -18,7 +18,7 @@
 //! # Ok::<(), bankfree_gen::SpecError>(())
 //! ```
 
-use crate::check::thin::executions;
+use crate::check::thin::{executions, Exec};
 use crate::hw::bank::{self, Access, Model};
 use crate::ir::expr::{Env, Var};
 use crate::ir::tape::{GuardTape, Tape};
@@ -26,7 +26,6 @@ use crate::kernel::geometry::{Form, MAX_NARROW};
 use crate::kernel::layout::Layout;
 use crate::kernel::moves::{Mem, Move, Place};
 use crate::kernel::spec::TransposeSpec;
-use crate::kernel::thin::Thin;
 use crate::kernel::Kernel;
 use crate::memo::Memo;
 use serde::Serialize;
@@ -168,7 +167,10 @@ pub fn conflict_free(kernel: &Kernel, model: Model) -> bool {
 /// partial; its `conflict_free` is exact).
 fn analyze_with(kernel: &Kernel, model: Model, shortcut: bool, first_conflict: bool) -> Report {
     if let Some(t) = kernel.thin() {
-        return thin_report(kernel, t, model);
+        return staged_report(executions(kernel, t), model);
+    }
+    if let Some(q) = kernel.squat() {
+        return staged_report(crate::check::squat::executions(kernel, q), model);
     }
     let envs = envs(kernel);
     let mut errors = Vec::new();
@@ -220,12 +222,13 @@ fn analyze_with(kernel: &Kernel, model: Model, shortcut: bool, first_conflict: b
     }
 }
 
-/// A `thin` kernel's report: its two instructions' executions
-/// ([`crate::check::thin::executions`]) summed.
-fn thin_report(kernel: &Kernel, t: &Thin, model: Model) -> Report {
+/// A `thin` or `squat` kernel's report: its two instructions' executions
+/// ([`crate::check::thin::executions`], [`crate::check::squat::executions`])
+/// summed.
+fn staged_report(execs: Vec<Exec<'_>>, model: Model) -> Report {
     let mut errors = Vec::new();
     let mut instructions: Vec<Instruction> = Vec::new();
-    for e in executions(kernel, t) {
+    for e in execs {
         let access = format!("tile[{}]", e.index.c());
         let acc = e
             .addrs
@@ -487,8 +490,9 @@ fn envs(kernel: &Kernel) -> Vec<Env> {
         Form::Wide => (1..=MAX_NARROW).map(|n| dense(n, long, 0, 0)).collect(),
         // No shared memory: one set, for the report's sake.
         Form::Small | Form::Strip | Form::Copy => vec![dense(8, square, 0, 0)],
-        // A thin kernel's analysis has its own sets (`check::thin`).
-        Form::Thin => Vec::new(),
+        // A thin or squat kernel's analysis has its own sets (`check::thin`,
+        // `check::squat`).
+        Form::Thin | Form::Squat => Vec::new(),
         Form::Planar => vec![dense(long, 3, 0, 0)],
     }
 }

@@ -15,6 +15,7 @@ use crate::ir::shape::{outer_params, Fold, Shape};
 use crate::kernel::geometry::{
     Form, Geometry, Quotients, COPY_MAX_COLS, MAX_NARROW, PLANAR_MAX_COLS, SMALL_MAX_ELEMS,
 };
+use crate::kernel::squat::{SQUAT_BLOCKS, SQUAT_MAX_ROWS};
 use crate::kernel::thin::THIN_MAX_COLS;
 use std::fmt;
 
@@ -69,6 +70,11 @@ pub enum Refusal {
     Narrow { cols: u64, tile: u32 },
     /// A planar kernel and a matrix of fewer blocks of rows than it has threads.
     FewRows { rows: u64, min: u64 },
+    /// A `squat` kernel and matrices narrower than one of its tiles.
+    FewCols { cols: u64, min: u64 },
+    /// A `squat` kernel and a height the strip kernel runs faster: an even one,
+    /// or one below [`SQUAT_MIN_ROWS`].
+    StripHeight { rows: u64 },
     /// A tall kernel of 1- or 2-byte elements and more columns than it is
     /// faster for.
     TileWins {
@@ -78,6 +84,9 @@ pub enum Refusal {
     },
     /// A `thin` kernel and a source of a width outside 2 to [`THIN_MAX_COLS`].
     ThinWidth { cols: u64 },
+    /// A `squat` kernel and a source of a height outside 2 to
+    /// [`SQUAT_MAX_ROWS`].
+    SquatWidth { rows: u64 },
     /// A `realign` kernel and a shape whose sides, pitches and strides all
     /// divide by `vec`.
     VecRuns { vec: u32 },
@@ -105,6 +114,10 @@ impl fmt::Display for Refusal {
             Refusal::ThinWidth { cols } => write!(
                 f,
                 "cols = {cols}: a thin kernel takes widths from 2 to {THIN_MAX_COLS}; a tall or tile kernel runs it"
+            ),
+            Refusal::SquatWidth { rows } => write!(
+                f,
+                "rows = {rows}: a squat kernel takes heights from 2 to {SQUAT_MAX_ROWS}; a strip or tile kernel runs it"
             ),
             Refusal::TooWide { form, side, n } => write!(
                 f,
@@ -166,6 +179,14 @@ impl fmt::Display for Refusal {
             Refusal::FewRows { rows, min } => write!(
                 f,
                 "rows = {rows} is below {min}: a planar kernel's threads would idle (the small or tall kernel runs it)"
+            ),
+            Refusal::FewCols { cols, min } => write!(
+                f,
+                "cols = {cols} is below {min}: most of a squat kernel's tile would idle (the strip or small kernel runs it)"
+            ),
+            Refusal::StripHeight { rows } => write!(
+                f,
+                "rows = {rows}: a squat kernel runs odd heights from {SQUAT_MIN_ROWS}; the strip kernel runs the others faster"
             ),
             Refusal::VecRuns { vec } => write!(
                 f,
@@ -259,6 +280,9 @@ pub fn kernel_refusal(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opti
     if g.thins() {
         return thin_refusal(g, shape);
     }
+    if g.squats() {
+        return squat_refusal(g, shape);
+    }
     let form = g.form;
     if form == Form::Strip {
         if shape.rows < 2 {
@@ -311,7 +335,8 @@ pub fn kernel_refusal(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opti
         | Form::Copy
         | Form::Planar
         | Form::Realign
-        | Form::Thin => None,
+        | Form::Thin
+        | Form::Squat => None,
         Form::Tall => narrow("cols", shape.cols, "src_ld", shape.src_ld, "source rows"),
         Form::Wide | Form::Strip => narrow(
             "rows",
@@ -338,6 +363,24 @@ fn thin_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
         ld_name: "src_ld",
         ld: shape.src_ld,
         run: "source rows",
+    })
+}
+
+/// Why a `squat` kernel cannot run `shape`, if it cannot: a height from 2 to
+/// [`SQUAT_MAX_ROWS`] whose destination rows are one run (any columns, source
+/// pitch, batch strides and pointers).
+fn squat_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
+    let rows = shape.rows;
+    if !(2..=u64::from(SQUAT_MAX_ROWS)).contains(&rows) {
+        return Some(Refusal::SquatWidth { rows });
+    }
+    (shape.dst_ld != rows).then_some(Refusal::NotOneRun {
+        form: g.form,
+        side: "rows",
+        n: rows,
+        ld_name: "dst_ld",
+        ld: shape.dst_ld,
+        run: "destination rows",
     })
 }
 
@@ -462,6 +505,10 @@ fn small_refusal(shape: &Shape, quotients: Quotients) -> Option<Refusal> {
     }
     None
 }
+
+/// The lowest height the planner runs a `squat` kernel on (odd heights only;
+/// see [`kernel_unsuited`]).
+pub const SQUAT_MIN_ROWS: u64 = 7;
 
 /// Matrices below this many bytes go to the `small` kernel (see [`unsuited`]).
 pub const SMALL_SUITS_BYTES: u64 = 8 * 1024;
@@ -592,6 +639,27 @@ pub fn kernel_unsuited(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opt
             rows: shape.rows,
             min: u64::from(g.vec) * u64::from(g.threads()),
         });
+    }
+    // A squat tile covers `248 * vec` columns: narrower matrices leave most of
+    // its lanes idle (the strip kernel gathers them). Of the heights, the
+    // squat kernel takes the odd ones from `SQUAT_MIN_ROWS`: the strip kernel
+    // ran every even height but 6 and 10 faster (H100, `bench --alternatives`,
+    // 40 MB of every height from 2 to 32, one call; squat / strip: 1-byte 8
+    // rows 0.871 / 0.951, 16 0.778 / 0.843, 24 0.584 / 0.906; 2-byte 4 0.843 /
+    // 1.051, 32 0.689 / 0.941), and 3 and 5 rows alike or faster (1-byte 0.955
+    // / 0.929 and 0.891 / 0.901, 2-byte 0.934 / 0.975; at 25 MB 3 x 8294400
+    // 1-byte 0.75 / 0.77), where from 7 the squat kernel is the faster (1-byte
+    // 7 rows 0.952 / 0.889, 13 0.887 / 0.803, 21 0.835 / 0.690, 31 0.689 /
+    // 0.553; 2-byte 7 0.981 / 0.885, 15 0.887 / 0.812; alike at 23 to 31).
+    let squat_cols = u64::from(SQUAT_BLOCKS) * u64::from(g.vec);
+    if g.squats() && shape.cols < squat_cols {
+        return Some(Refusal::FewCols {
+            cols: shape.cols,
+            min: squat_cols,
+        });
+    }
+    if g.squats() && (shape.rows.is_multiple_of(2) || shape.rows < SQUAT_MIN_ROWS) {
+        return Some(Refusal::StripHeight { rows: shape.rows });
     }
     // `n * e` modulo 32 without the product, which may not fit 64 bits.
     let aligned = |n: u64| ((n % 32) * e).is_multiple_of(32);

@@ -305,6 +305,44 @@ fn checks(g: &Geometry, outer: u8, fold: [u8; 2]) -> Checks {
                 compared.extend(g.0.iter().cloned());
             }
         }
+        if let Some(q) = k.squat() {
+            walked.extend(
+                [
+                    &q.block,
+                    &q.word_at,
+                    &q.row_phase,
+                    &q.row_shift,
+                    &q.load,
+                    &q.elem,
+                    &q.dst_phase,
+                    &q.shift,
+                    &q.tile_start,
+                    &q.phase,
+                    &q.word,
+                    &q.put,
+                    &q.vector,
+                    &q.vector_at,
+                    &q.to,
+                    &q.part_to,
+                    &q.first_word,
+                    &q.slot,
+                    &q.turn,
+                ]
+                .map(Expr::clone),
+            );
+            for g in [
+                &q.whole,
+                &q.elem_in,
+                &q.stores,
+                &q.staged,
+                &q.full,
+                &q.part,
+                &q.interior,
+                &q.full_in,
+            ] {
+                compared.extend(g.0.iter().cloned());
+            }
+        }
         for mv in &k.moves {
             walked.extend(mv.lets.iter().cloned());
             walked.extend([mv.from.index.clone(), mv.to.index.clone()]);
@@ -352,7 +390,7 @@ fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
     }
     // Buffers in units (elements, words of a word array, or vectors; a realign
     // kernel indexes elements).
-    let unit = u128::from(if g.realigns() || g.thins() {
+    let unit = u128::from(if g.realigns() || g.has_widths() {
         g.elem_bytes
     } else {
         g.unit_bytes()
@@ -384,6 +422,9 @@ fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
             Var::Lane => (0, 31),
             Var::Tx => (0, i128::from(g.tile) - 1),
             Var::Ty => (0, i128::from(g.block_rows) - 1),
+            _ if g.has_widths() && matches!(v, Var::J | Var::K | Var::Row) => {
+                widths_range(*v, g, shape, &c)
+            }
             Var::J => (0, i128::from(c.max_iters) - 1),
             Var::K => (0, i128::from(c.words) - 1),
             Var::Row => (0, i128::from(g.vec) - 1),
@@ -415,6 +456,21 @@ fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
         exact(bound(b, &r)?)?;
     }
     Ok(())
+}
+
+/// The loop counters' ranges of a `thin` or `squat` kernel over `shape`.
+fn widths_range(v: Var, g: &Geometry, shape: &Shape, c: &Checks) -> (i128, i128) {
+    let (vec, per) = (i128::from(g.vec), i128::from(16 / g.elem_bytes.max(1)));
+    let steps = i128::from(c.max_iters.max(1));
+    let top = match (g.squats(), v) {
+        (false, Var::K) => i128::from(shape.cols).max(per),
+        (false, Var::J) => (i128::from(shape.cols) + vec - 1) / vec + 1 + steps,
+        (true, Var::K) => per,
+        (true, Var::J) => i128::from(shape.rows).max(steps),
+        (true, Var::Row) => i128::from(shape.rows),
+        _ => vec,
+    };
+    (0, top - 1)
 }
 
 #[cfg(test)]

@@ -93,6 +93,15 @@ impl<'a> State<'a> {
         }))
     }
 
+    /// The 32-bit word of the `n` elements from element `index`, which must
+    /// start a word of the source pointer.
+    pub(crate) fn src_word(&self, index: i64, n: i64) -> Result<u32, SimError> {
+        aligned(index, self.src_off, n)?;
+        let r = Self::bytes("src", index, self.eb, 4, self.src.len())?;
+        let b = &self.src[r];
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
     /// That destination element `index` starts an `n`-element vector of the
     /// destination pointer.
     pub(crate) fn dst_aligned(&self, index: i64, n: i64) -> Result<(), SimError> {

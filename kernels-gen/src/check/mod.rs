@@ -11,6 +11,7 @@ mod mutants;
 pub mod realign;
 pub mod resolve;
 pub mod sim;
+pub(crate) mod squat;
 pub(crate) mod thin;
 pub mod verdict;
 pub mod walk;

@@ -20,9 +20,9 @@
 use crate::check::fit::kernel_refusal;
 use crate::check::index32;
 use crate::check::realign;
-use crate::check::thin;
 use crate::check::walk::{check_writes, each_thread, walk};
 pub use crate::check::walk::{Grid, SimError, Stats};
+use crate::check::{squat, thin};
 use crate::ir::expr::{Env, Var};
 use crate::ir::shape::{fold_params, outer_params, Shape, ShapeError};
 use crate::ir::tape::{GuardTape, Tape};
@@ -210,6 +210,9 @@ pub fn run_offsets(
     }
     if let Some(t) = kernel.thin() {
         return thin::run(kernel, t, shape, (src, m.dst), grid, &mut env, ntiles);
+    }
+    if let Some(q) = kernel.squat() {
+        return squat::run(kernel, q, shape, (src, m.dst), grid, &mut env, ntiles);
     }
     // Units per thread step: a planar kernel's are its source's columns.
     let units = if g.form == Form::Planar {

@@ -219,9 +219,10 @@ fn envs(kernel: &Kernel) -> Vec<Env> {
 /// One warp's execution of one of the kernel's two shared instructions (the
 /// analysis sums them into its report).
 pub(crate) struct Exec<'a> {
-    /// `store` (the stage's vectors) or `load` (the lanes' words).
+    /// `store` or `load` (for a `thin` kernel the stage's vectors and the
+    /// lanes' words, for a `squat` kernel the lanes' words and the vectors).
     pub kind: &'static str,
-    /// Its shared index (`Thin::slot` or `Thin::read`).
+    /// Its shared index.
     pub index: &'a Expr,
     /// Access width in bytes.
     pub width: u32,
@@ -285,7 +286,7 @@ pub(crate) fn executions<'a>(kernel: &Kernel, t: &'a Thin) -> Vec<Exec<'a>> {
 
 /// Each lane's byte address in warp `warp` (`None` where the lane is off), or
 /// why one could not be evaluated.
-fn lanes(
+pub(crate) fn lanes(
     base: &Env,
     warp: u32,
     addr: impl Fn(&mut Env) -> Result<Option<i64>, crate::ir::expr::EvalError>,

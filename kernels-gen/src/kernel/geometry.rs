@@ -55,6 +55,12 @@
 //!   stages a run of blocks of `vec` rows as 16-byte vectors, each lane
 //!   transposes one block's words in registers and stores whole destination
 //!   words realigned with its neighbour's ([`crate::kernel::thin`]).
+//! * [`Form::Squat`]: the mirror of `thin`: 1- and 2-byte sources of 2 to 32
+//!   rows, any source pitch and pointers, into a destination stored as one
+//!   run (`dst_ld == rows`): each lane reads a word of every source row,
+//!   transposes them in registers into whole destination words, and a block
+//!   stages its run of them to store it as 16-byte vectors
+//!   ([`crate::kernel::squat`]).
 //! * [`Form::Copy`]: no transpose: a permute's strided copy of blocks that are
 //!   contiguous on both sides (a shape whose `copy` is set: destination element
 //!   `(b, r, c)` at `b * dst_batch_stride + r * dst_ld + c`). A block moves a
@@ -91,10 +97,11 @@ pub enum Form {
     Planar,
     Realign,
     Thin,
+    Squat,
 }
 
 /// Every form.
-pub const FORMS: [Form; 10] = [
+pub const FORMS: [Form; 11] = [
     Form::Tile,
     Form::Skew,
     Form::Tall,
@@ -105,6 +112,7 @@ pub const FORMS: [Form; 10] = [
     Form::Planar,
     Form::Realign,
     Form::Thin,
+    Form::Squat,
 ];
 
 /// The widest source a `planar` kernel takes: its thread holds `2 * cols`
@@ -135,6 +143,32 @@ pub fn thin_stage_vectors(cols: u32) -> u32 {
 /// their row).
 pub fn thin_stage_words(cols: u32) -> u32 {
     thin_stage_vectors(cols).div_ceil(8) * 32
+}
+
+/// The most source rows a `squat` kernel takes.
+pub const SQUAT_MAX_ROWS: u32 = 32;
+
+/// Blocks a tile writes: 31 per warp of its 8.
+pub const SQUAT_BLOCKS: u32 = THIN_RUN * 8;
+
+/// 16-byte vectors a tile's stage holds for a width of `rows`: its blocks'
+/// words and up to 3 before them (the 16-byte boundary below the first).
+pub fn squat_stage_vectors(rows: u32) -> u32 {
+    (SQUAT_BLOCKS * rows + 3).div_ceil(4)
+}
+
+/// Words of a tile's stage for a width of `rows`: the [`squat_lead`] words,
+/// its vectors, rounded up to whole rows of 32 words (the swizzle moves words
+/// within their row).
+pub fn squat_stage_words(rows: u32) -> u32 {
+    (squat_lead(rows) / 4 + squat_stage_vectors(rows)).div_ceil(8) * 32
+}
+
+/// Words before a tile's stage vectors: `rows` rounded up to a vector, so that
+/// the slot of lane 0's block (which writes none) is not negative and the
+/// vectors stay 16-byte aligned.
+pub fn squat_lead(rows: u32) -> u32 {
+    rows.div_ceil(4) * 4
 }
 
 /// Words of a `thin` kernel's shared stage: enough for its widest source.
@@ -262,6 +296,7 @@ impl fmt::Display for Form {
             Form::Planar => "planar",
             Form::Realign => "realign",
             Form::Thin => "thin",
+            Form::Squat => "squat",
         })
     }
 }
@@ -454,6 +489,17 @@ impl Geometry {
         self.form == Form::Thin
     }
 
+    /// Whether the kernel is a `squat` one ([`Form::Squat`]).
+    pub fn squats(&self) -> bool {
+        self.form == Form::Squat
+    }
+
+    /// Whether the kernel has an entry point per width, a constant inside each
+    /// (`thin`: the source's columns, `squat`: its rows).
+    pub fn has_widths(&self) -> bool {
+        self.thins() || self.squats()
+    }
+
     /// Source rows of a `thin` kernel's tile: [`THIN_RUN`] blocks of `vec` rows
     /// for each warp.
     pub fn thin_tile_rows(&self) -> u32 {
@@ -508,7 +554,7 @@ impl Geometry {
         if self.realigns() {
             return (Unit::U32, self.realign_cols());
         }
-        if self.thins() {
+        if self.has_widths() {
             return (Unit::U32, 1);
         }
         if matches!(self.form, Form::Copy | Form::Planar) && self.vec > 1 {
@@ -609,7 +655,7 @@ impl Geometry {
     /// Bytes of one shared-memory access (an element, a word of a word array or a
     /// vector).
     pub fn unit_bytes(&self) -> u32 {
-        if self.realigns() || self.thins() {
+        if self.realigns() || self.has_widths() {
             return 4;
         }
         if self.gathers() || self.packs() {
@@ -633,6 +679,7 @@ impl Geometry {
         match (self.form, layout) {
             (_, Layout::Direct) => 0,
             (Form::Thin, _) => u64::from(thin_shared_words()),
+            (Form::Squat, _) => u64::from(squat_stage_words(SQUAT_MAX_ROWS)),
             (Form::Tall | Form::Wide, Layout::Pad(n)) => {
                 let e = u64::from(self.chunk_elems());
                 e + e / u64::from(self.bank_row_units()) * u64::from(n)

@@ -61,6 +61,7 @@ pub fn grid(strategies: &[Strategy]) -> Vec<TransposeSpec> {
         (Form::Planar, &[32]),
         (Form::Realign, &[32]),
         (Form::Thin, &[32]),
+        (Form::Squat, &[32]),
     ] {
         for &tile in tiles {
             for elem_bytes in all_elem_bytes() {

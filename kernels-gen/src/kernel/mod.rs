@@ -40,6 +40,7 @@ mod planar;
 pub mod realign;
 mod small;
 pub mod spec;
+pub mod squat;
 pub mod thin;
 mod tile;
 pub(crate) mod tiling;
@@ -56,6 +57,7 @@ use crate::kernel::planar::planar_moves;
 use crate::kernel::realign::{realign_moves, realign_swizzle, Realign};
 use crate::kernel::small::{small_moves, strip_moves, WideMagics};
 use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
+use crate::kernel::squat::{squat_exprs, squat_stage_words, squat_widths, Squat};
 use crate::kernel::thin::{thin_exprs, thin_stage_words, thin_widths, Thin};
 use crate::kernel::tile::tile_moves;
 use crate::kernel::tiling::tiling;
@@ -90,7 +92,7 @@ impl Variant {
         let ok = match (self.spec.strategy, self.layout) {
             // A thin kernel's stage pitch is the width itself.
             (Strategy::Pad(None) | Strategy::Pad(Some(0)) | Strategy::None, Layout::Pad(n))
-                if self.spec.geometry.thins() =>
+                if self.spec.geometry.has_widths() =>
             {
                 n == 0
             }
@@ -144,7 +146,9 @@ pub struct Kernel {
     pub(crate) realign: Option<Box<Realign>>,
     /// A `thin` kernel's expressions (it has no moves).
     pub(crate) thin: Option<Box<Thin>>,
-    /// A `thin` kernel's one width ([`Kernel::with_width`]); `None` emits an
+    /// A `squat` kernel's expressions (it has no moves).
+    pub(crate) squat: Option<Box<Squat>>,
+    /// A `thin` or `squat` kernel's one width ([`Kernel::with_width`]); `None` emits an
     /// entry point per width.
     pub(crate) width: Option<u32>,
 }
@@ -207,7 +211,10 @@ impl Kernel {
     /// # Ok::<(), bankfree_gen::SpecError>(())
     /// ```
     pub fn with_width(&self, cols: u32) -> Result<Kernel, SpecError> {
-        if !self.spec.geometry.thins() || !thin_widths().any(|c| c == cols) {
+        let g = &self.spec.geometry;
+        let takes = (g.thins() && thin_widths().any(|c| c == cols))
+            || (g.squats() && squat_widths().any(|r| r == cols));
+        if !takes {
             return Err(SpecError::Width {
                 cols,
                 form: self.spec.geometry.form,
@@ -239,10 +246,16 @@ impl Kernel {
     /// # Ok::<(), bankfree_gen::SpecError>(())
     /// ```
     pub fn entry_points(&self) -> Vec<Kernel> {
-        if self.thin.is_none() || self.width.is_some() {
+        if self.width.is_some() {
             return vec![self.clone()];
         }
-        thin_widths()
+        let widths: Vec<u32> = match (&self.thin, &self.squat) {
+            (Some(_), _) => thin_widths().collect(),
+            (_, Some(_)) => squat_widths().collect(),
+            _ => return vec![self.clone()],
+        };
+        widths
+            .into_iter()
             .filter_map(|c| self.with_width(c).ok())
             .collect()
     }
@@ -383,6 +396,7 @@ impl Kernel {
         }
         let mut realign = None;
         let mut thin = None;
+        let mut squat = None;
         let (tile_lets, moves) = match geometry.form {
             Form::Tall if geometry.packs() => packed_tall_moves(&geometry, layout, &tiling, &batch),
             Form::Tall | Form::Wide => narrow_moves(&geometry, layout, &tiling, words, &batch),
@@ -401,6 +415,11 @@ impl Kernel {
             Form::Thin => {
                 let (lets, t) = thin_exprs(&geometry, &batch);
                 thin = Some(Box::new(t));
+                (lets, Vec::new())
+            }
+            Form::Squat => {
+                let (lets, q) = squat_exprs(&geometry, &batch);
+                squat = Some(Box::new(q));
                 (lets, Vec::new())
             }
         };
@@ -422,6 +441,7 @@ impl Kernel {
             moves,
             realign,
             thin,
+            squat,
             width: None,
         }
     }
@@ -516,6 +536,11 @@ impl Kernel {
         self.thin.as_deref()
     }
 
+    /// A `squat` kernel's expressions (`None` for the other forms).
+    pub fn squat(&self) -> Option<&Squat> {
+        self.squat.as_deref()
+    }
+
     /// The spec and layout this kernel was built from.
     pub fn variant(&self) -> Variant {
         Variant {
@@ -526,12 +551,17 @@ impl Kernel {
 
     /// Shared memory per block, in bytes.
     pub fn shared_bytes(&self) -> u64 {
-        if let Some(cols) = self.width {
-            return u64::from(thin_stage_words(cols)) * 4;
+        if let Some(w) = self.width {
+            let words = if self.squat.is_some() {
+                squat_stage_words(w)
+            } else {
+                thin_stage_words(w)
+            };
+            return u64::from(words) * 4;
         }
         // Word arrays keep a plane per word; a packed chunk holds elements.
         let g = &self.spec.geometry;
-        let planes = if g.packs() || g.realigns() || g.thins() {
+        let planes = if g.packs() || g.realigns() || g.has_widths() {
             1
         } else {
             self.words

@@ -12,7 +12,7 @@ impl Kernel {
     /// resolution, shared memory.
     pub fn describe(&self) -> String {
         let (s, g) = (&self.spec, &self.spec.geometry);
-        let vec = if g.realigns() || g.thins() {
+        let vec = if g.realigns() || g.has_widths() {
             format!(", {} elements per 32-bit word", g.vec)
         } else if g.vec > 1 && g.form == Form::Planar {
             format!(", {} elements per 16-byte vector", g.vec)
@@ -77,6 +77,12 @@ impl Kernel {
                 crate::kernel::thin::THIN_BLOCKS - 1,
                 g.vec,
                 crate::kernel::thin::THIN_MAX_COLS
+            ),
+            Form::Squat => format!(
+                "squat: runs of {} blocks of {} source columns of up to {} rows, each lane transposing a block in registers into whole destination words, staged and stored as 16-byte vectors",
+                crate::kernel::squat::SQUAT_BLOCKS,
+                g.vec,
+                crate::kernel::squat::SQUAT_MAX_ROWS
             ),
             Form::Planar => format!(
                 "planar: runs of {} blocks of {} source rows of up to {} columns, each transposed in registers",

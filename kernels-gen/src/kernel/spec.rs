@@ -80,7 +80,8 @@ impl FromStr for Form {
             .find(|f| f.to_string() == s.trim())
             .ok_or_else(|| SpecError::Form {
                 value: s.into(),
-                why: "expected tile, skew, tall, wide, small, strip, copy, planar, realign or thin"
+                why: "expected tile, skew, tall, wide, small, strip, copy, planar, realign, thin \
+                      or squat"
                     .into(),
             })
     }
@@ -264,6 +265,22 @@ impl TransposeSpec {
         TransposeSpec::new(32, elem_bytes, Strategy::Pad(None))?.with_form(Form::Thin)
     }
 
+    /// The `squat` kernel for 1- or 2-byte elements, the mirror of
+    /// [`TransposeSpec::thin`] (32 x 8 threads, `vec = 4 / elem_bytes`
+    /// elements to a word, its stage unpadded and swizzled per width),
+    /// validated.
+    ///
+    /// ```
+    /// use bankfree_gen::{Kernel, TransposeSpec};
+    /// let k = Kernel::build(TransposeSpec::squat(1)?)?;
+    /// assert_eq!(k.entry_name(), "bankfree_transpose_t32_r8_e1_v4_pad0_squat");
+    /// assert!(TransposeSpec::squat(8).is_err());
+    /// # Ok::<(), bankfree_gen::SpecError>(())
+    /// ```
+    pub fn squat(elem_bytes: u32) -> Result<Self, SpecError> {
+        TransposeSpec::new(32, elem_bytes, Strategy::Pad(None))?.with_form(Form::Squat)
+    }
+
     /// The same spec in another [`Form`], validated. A `small` or `strip`
     /// kernel's `vec` is its element size's ([`small_vec`]), a tall kernel's of 1-
     /// or 2-byte elements the elements of a 32-bit word, a planar kernel's those
@@ -279,7 +296,10 @@ impl TransposeSpec {
             if form == Form::Planar && g.vec == 1 {
                 g.vec = 16 / g.elem_bytes.max(1);
             }
-            if matches!(form, Form::Realign | Form::Thin) && g.vec == 1 && g.elem_bytes < 4 {
+            if matches!(form, Form::Realign | Form::Thin | Form::Squat)
+                && g.vec == 1
+                && g.elem_bytes < 4
+            {
                 g.vec = 4 / g.elem_bytes;
             }
             if form == Form::Realign && g.block_rows == 8 {
@@ -314,7 +334,7 @@ impl TransposeSpec {
         if g.form == Form::Realign {
             return self.validate_realign();
         }
-        if g.form == Form::Thin {
+        if g.has_widths() {
             return self.validate_thin();
         }
         let allowed = allowed_block_rows(g.tile);
@@ -494,26 +514,32 @@ impl TransposeSpec {
         }
     }
 
-    /// A `thin` kernel moves 1- or 2-byte elements as 32-bit words (`vec = 4 /
-    /// elem_bytes`) with 32 x 8 threads (a lane per block of rows, 31 blocks per
-    /// warp), through a shared stage whose pitch is the source's width.
+    /// A `thin` or `squat` kernel moves 1- or 2-byte elements as 32-bit words
+    /// (`vec = 4 / elem_bytes`) with 32 x 8 threads (a lane per block of rows,
+    /// or of columns, 31 blocks per warp), through a shared stage whose pitch is
+    /// the width.
     fn validate_thin(&self) -> Result<(), SpecError> {
         let g = &self.geometry;
-        self.validate_words("a tall kernel moves wider elements")?;
+        let (form, wider, block) = if g.squats() {
+            ("squat", "a wide kernel moves wider elements", "columns")
+        } else {
+            ("thin", "a tall kernel moves wider elements", "rows")
+        };
+        self.validate_words(wider)?;
         if (g.tile, g.block_rows) != (32, 8) {
             return self.refuse(format!(
-                "a thin kernel runs 32 x 8 threads (tile = 32, block_rows = 8: a lane per block \
-                 of rows, 31 blocks per warp), not {} x {}",
+                "a {form} kernel runs 32 x 8 threads (tile = 32, block_rows = 8: a lane per block \
+                 of {block}, 31 blocks per warp), not {} x {}",
                 g.tile, g.block_rows
             ));
         }
         match self.strategy {
             Strategy::Pad(_) | Strategy::None => Ok(()),
             Strategy::Naive => self.refuse("it works through shared memory; naive has none"),
-            Strategy::Xor | Strategy::Rotate => self.refuse(
-                "a thin kernel's stage is a flat run of blocks whose pitch is the width, \
-                 swizzled per width by the generator; use strategy = pad",
-            ),
+            Strategy::Xor | Strategy::Rotate => self.refuse(format!(
+                "a {form} kernel's stage is a flat run of blocks whose pitch is the width, \
+                 swizzled per width by the generator; use strategy = pad"
+            )),
         }
     }
 

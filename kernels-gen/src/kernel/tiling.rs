@@ -140,6 +140,20 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
                 Less(v(Var::Tile), ntiles),
             )
         }
+        Form::Squat => {
+            // Runs of 248 blocks of `vec` columns, and the block past the last
+            // (its first destination word holds the last block's tail).
+            let run = i64::from(crate::kernel::geometry::SQUAT_BLOCKS) * i64::from(g.vec);
+            let ntiles = Expr::named(
+                "ntiles",
+                (v(Var::Cols) + (run + i64::from(g.vec) - 1)) / run,
+            );
+            Tiling::new(
+                vec![ntiles.clone()],
+                ntiles.clone(),
+                Less(v(Var::Tile), ntiles),
+            )
+        }
         Form::Strip => {
             // Matrices whose destination is one run of `rows * cols` elements,
             // covered from the vector boundary before it (up to `vec - 1` more).

@@ -4,6 +4,7 @@
 mod body;
 pub mod cuda;
 mod realign;
+mod squat;
 pub mod svg;
 mod thin;
 pub mod writer;

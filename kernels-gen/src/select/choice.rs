@@ -211,6 +211,11 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     // 12-byte: 1.08 against 0.86; H100, `bench --random 8 --seed 3
     // --alternatives`).
     let strip = (e <= 2).then(|| TransposeSpec::strip(e));
+    // Squat before the strips, on matrices of at least one of its tiles'
+    // columns: its lanes read whole words of the source rows and transpose them
+    // in registers where the strip kernel gathers every element
+    // (docs/design.md has the figures).
+    let squat = (e <= 2).then(|| TransposeSpec::squat(e));
     // Planar before the tall kernels of 1- and 2-byte elements, whose gathers from
     // shared memory take a load per element (docs/design.md has the figures).
     let planar = (e <= 2).then(|| TransposeSpec::planar(e));
@@ -233,6 +238,7 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     let skew = (e > 1).then(|| skew_spec(e));
     [
         TransposeSpec::small(e).ok(),
+        squat.and_then(Result::ok),
         strip.and_then(Result::ok),
         planar.and_then(Result::ok),
         thin.and_then(Result::ok),

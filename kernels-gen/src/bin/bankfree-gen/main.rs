@@ -118,13 +118,16 @@ struct SpecArgs {
     /// batches of small matrices as one run), strip (matrices of at most 32 rows
     /// gathered), copy (no transpose), planar (at most 8 columns of 1- or 2-byte
     /// elements, transposed in registers; these four take `--strategy naive`),
-    /// realign (1- or 2-byte elements of any shape and pointer, as words) or thin
+    /// realign (1- or 2-byte elements of any shape and pointer, as words), thin
     /// (2 to 32 columns of 1- or 2-byte elements stored as one run, an entry
-    /// point per width; `--strategy pad`).
+    /// point per width; `--strategy pad`) or squat (2 to 32 rows of 1- or
+    /// 2-byte elements into a destination stored as one run, an entry point per
+    /// height; `--strategy pad`).
     #[arg(long, default_value = "tile")]
     form: String,
-    /// A `thin` kernel's one width: only its entry point, as the runtime
-    /// launches it for sources of that many columns.
+    /// A `thin` kernel's one width (a `squat` kernel's one height): only its
+    /// entry point, as the runtime launches it for sources of that many columns
+    /// (rows).
     #[arg(long)]
     width: Option<u32>,
     /// The order the blocks take the tiles in: rows (along the rows of tiles) or
