@@ -151,10 +151,18 @@ impl<'a> State<'a> {
     }
 }
 
-/// Runs `tile` over every tile of a run of `kernel` that the grid walks
-/// ([`walk`]), each with fresh shared memory and the `interior` guard (a tile
-/// run by the body without bounds checks) evaluated, then checks that each
-/// destination element was written once; counts the interior tiles.
+/// That a kernel of one width ([`Kernel::with_width`]) runs a call of that
+/// width `n` (a `thin` kernel's columns, a `squat` kernel's rows).
+pub(crate) fn same_width(kernel: &Kernel, n: u64) -> Result<(), SimError> {
+    match kernel.width() {
+        Some(w) if u64::from(w) != n => Err(SimError::Width {
+            kernel: w,
+            shape: n,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// That element `index` of a buffer whose pointer is `off` elements past an
 /// `n`-element boundary starts an `n`-element vector.
 fn aligned(index: i64, off: i64, n: i64) -> Result<(), SimError> {
@@ -165,6 +173,10 @@ fn aligned(index: i64, off: i64, n: i64) -> Result<(), SimError> {
     }
 }
 
+/// Runs `tile` over every tile of a run of `kernel` that the grid walks
+/// ([`walk`]), each with fresh shared memory and the `interior` guard (a tile
+/// run by the body without bounds checks) evaluated, then checks that each
+/// destination element was written once; counts the interior tiles.
 pub(crate) fn run_tiles(
     kernel: &Kernel,
     shape: &Shape,

@@ -16,7 +16,7 @@
 //! of the stage, for every width the kernel runs and every position of the
 //! destination pointer within a 16-byte vector.
 
-use crate::check::memory::{run_tiles, State};
+use crate::check::memory::{run_tiles, same_width, State};
 use crate::check::realign::{byte_perm, funnelshift_r, funnelshift_rc};
 use crate::check::thin::{lanes, Exec};
 use crate::check::walk::{Grid, SimError, Stats};
@@ -37,12 +37,7 @@ pub(crate) fn run(
     env: &mut Env,
     ntiles: u64,
 ) -> Result<Stats, SimError> {
-    if let Some(w) = kernel.width.filter(|&w| u64::from(w) != shape.rows) {
-        return Err(SimError::Width {
-            kernel: w,
-            shape: shape.rows,
-        });
-    }
+    same_width(kernel, shape.rows)?;
     let at = (grid, ntiles);
     run_tiles(kernel, shape, (src, dst), at, env, &q.interior, |s, env| {
         lanes_to_stage(kernel, q, s, env)?;

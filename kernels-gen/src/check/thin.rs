@@ -15,7 +15,7 @@
 //! of the lanes' blocks, for every width the kernel runs and every position of
 //! the source pointer within a 16-byte vector.
 
-use crate::check::memory::{run_tiles, State};
+use crate::check::memory::{run_tiles, same_width, State};
 use crate::check::realign::{funnelshift_r, funnelshift_rc, run_network};
 use crate::check::walk::{each_thread, Grid, SimError, Stats};
 use crate::ir::expr::{Env, Expr, Var};
@@ -36,12 +36,7 @@ pub(crate) fn run(
     env: &mut Env,
     ntiles: u64,
 ) -> Result<Stats, SimError> {
-    if let Some(w) = kernel.width.filter(|&w| u64::from(w) != shape.cols) {
-        return Err(SimError::Width {
-            kernel: w,
-            shape: shape.cols,
-        });
-    }
+    same_width(kernel, shape.cols)?;
     let at = (grid, ntiles);
     run_tiles(kernel, shape, (src, dst), at, env, &t.interior, |s, env| {
         stage(kernel, t, s, env)?;
