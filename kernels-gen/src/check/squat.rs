@@ -18,7 +18,7 @@
 
 use crate::check::memory::{run_tiles, same_width, State};
 use crate::check::realign::{byte_perm, funnelshift_r, funnelshift_rc};
-use crate::check::thin::{lanes, Exec};
+use crate::check::thin::{lanes, width_envs, Exec};
 use crate::check::walk::{Grid, SimError, Stats};
 use crate::ir::expr::{Env, Var};
 use crate::ir::shape::Shape;
@@ -241,27 +241,16 @@ fn stage_out(
 /// The parameter sets of the analysis: a long matrix's second tile, for every
 /// width and every destination pointer position within a 16-byte vector.
 fn envs(kernel: &Kernel) -> Vec<Env> {
-    let g = &kernel.spec.geometry;
-    let per = 16 / i64::from(g.elem_bytes);
-    squat_widths()
-        .flat_map(|r| (0..per).map(move |off| (r, off)))
-        .map(|(r, off)| {
-            let mut env = Env::default();
-            let cols = 1 << 20;
-            for (v, x) in [
-                (Var::Rows, i64::from(r)),
-                (Var::Cols, cols),
-                (Var::SrcLd, cols),
-                (Var::DstLd, i64::from(r)),
-                (Var::Batches, 1),
-                (Var::DstOff, off),
-                (Var::Tile, 1),
-            ] {
-                env.set(v, x);
-            }
-            env
-        })
-        .collect()
+    let cols = 1 << 20;
+    width_envs(kernel, squat_widths(), |r, off| {
+        [
+            (Var::Rows, r),
+            (Var::Cols, cols),
+            (Var::SrcLd, cols),
+            (Var::DstLd, r),
+            (Var::DstOff, off),
+        ]
+    })
 }
 
 /// Every execution of the lanes' stage write and the stage's vector read, over

@@ -188,22 +188,34 @@ fn columns(
 /// The parameter sets of the analysis: a large matrix's second tile, for every
 /// width and every source pointer position within a 16-byte vector.
 fn envs(kernel: &Kernel) -> Vec<Env> {
-    let g = &kernel.spec.geometry;
-    let per = 16 / i64::from(g.elem_bytes);
-    thin_widths()
-        .flat_map(|c| (0..per).map(move |off| (c, off)))
-        .map(|(c, off)| {
+    let rows = 1 << 20;
+    width_envs(kernel, thin_widths(), |c, off| {
+        [
+            (Var::Rows, rows),
+            (Var::Cols, c),
+            (Var::SrcLd, c),
+            (Var::DstLd, rows),
+            (Var::SrcOff, off),
+        ]
+    })
+}
+
+/// The analysis's parameter sets of a kernel with an entry point per width:
+/// tile 1 of one matrix, with `vars` of every width and every pointer position
+/// within a 16-byte vector.
+pub(crate) fn width_envs(
+    kernel: &Kernel,
+    widths: impl Iterator<Item = u32>,
+    vars: impl Fn(i64, i64) -> [(Var, i64); 5],
+) -> Vec<Env> {
+    let per = 16 / i64::from(kernel.spec.geometry.elem_bytes);
+    widths
+        .flat_map(|w| (0..per).map(move |off| (i64::from(w), off)))
+        .map(|(w, off)| {
             let mut env = Env::default();
-            let rows = 1 << 20;
-            for (v, x) in [
-                (Var::Rows, rows),
-                (Var::Cols, i64::from(c)),
-                (Var::SrcLd, i64::from(c)),
-                (Var::DstLd, rows),
-                (Var::Batches, 1),
-                (Var::SrcOff, off),
-                (Var::Tile, 1),
-            ] {
+            env.set(Var::Batches, 1);
+            env.set(Var::Tile, 1);
+            for (v, x) in vars(w, off) {
                 env.set(v, x);
             }
             env
