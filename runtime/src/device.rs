@@ -61,6 +61,25 @@ pub fn bandwidth_per_sm(ctx: &Arc<CudaContext>) -> Option<f64> {
     )
 }
 
+/// The SM count of `ctx`'s GPU, read once per device (`None` where the driver
+/// does not report it).
+pub fn sm_count(ctx: &Arc<CudaContext>) -> Option<u32> {
+    static COUNTS: OnceLock<RwLock<HashMap<usize, Option<u32>>>> = OnceLock::new();
+    let map = COUNTS.get_or_init(Default::default);
+    let id = ctx.ordinal();
+    if let Some(n) = map.read().ok().and_then(|m| m.get(&id).copied()) {
+        return n;
+    }
+    let n = ctx
+        .attribute(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .ok()
+        .and_then(|v| u32::try_from(v).ok());
+    if let Ok(mut m) = map.write() {
+        m.insert(id, n);
+    }
+    n
+}
+
 fn measured(ctx: &Arc<CudaContext>) -> GpuClass {
     bandwidth_per_sm(ctx).map_or(GpuClass::default(), GpuClass::nearest)
 }

@@ -1,6 +1,7 @@
 //! The one entry point the generated glue calls.
 
 use crate::cache;
+use crate::device;
 use crate::error::{Error, Result, Unfit};
 use crate::ffi;
 use crate::kernel::KernelSource;
@@ -8,6 +9,7 @@ use crate::tune;
 use bankfree_gen::check::fit::{kernel_refusal, kernel_suits_at};
 use bankfree_gen::check::index32;
 use bankfree_gen::kernel::launch::launch;
+use bankfree_gen::kernel::squat::SQUAT_BLOCKS_PER_SM;
 use bankfree_gen::Shape;
 use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DeviceSlice, LaunchArgs, LaunchConfig,
@@ -343,8 +345,13 @@ where
         shape.rows,
         shape.cols,
     );
+    // A squat kernel's blocks take several tiles each (`SQUAT_BLOCKS_PER_SM`).
+    let grid_x = match device::sm_count(ctx).filter(|_| kernel.geometry().squats()) {
+        Some(sms) => l.grid[0].min(SQUAT_BLOCKS_PER_SM.saturating_mul(sms)),
+        None => l.grid[0],
+    };
     let cfg = LaunchConfig {
-        grid_dim: (l.grid[0], l.grid[1], l.grid[2]),
+        grid_dim: (grid_x, l.grid[1], l.grid[2]),
         block_dim: (l.block[0], l.block[1], l.block[2]),
         shared_mem_bytes: l.dynamic_shared_bytes,
     };

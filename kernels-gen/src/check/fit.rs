@@ -642,15 +642,18 @@ pub fn kernel_unsuited(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opt
     }
     // A squat tile covers `248 * vec` columns: narrower matrices leave most of
     // its lanes idle (the strip kernel gathers them). Of the heights, the
-    // squat kernel takes the odd ones from `SQUAT_MIN_ROWS`: the strip kernel
-    // ran every even height but 6 and 10 faster (H100, `bench --alternatives`,
-    // 40 MB of every height from 2 to 32, one call; squat / strip: 1-byte 8
-    // rows 0.871 / 0.951, 16 0.778 / 0.843, 24 0.584 / 0.906; 2-byte 4 0.843 /
-    // 1.051, 32 0.689 / 0.941), and 3 and 5 rows alike or faster (1-byte 0.955
-    // / 0.929 and 0.891 / 0.901, 2-byte 0.934 / 0.975; at 25 MB 3 x 8294400
-    // 1-byte 0.75 / 0.77), where from 7 the squat kernel is the faster (1-byte
-    // 7 rows 0.952 / 0.889, 13 0.887 / 0.803, 21 0.835 / 0.690, 31 0.689 /
-    // 0.553; 2-byte 7 0.981 / 0.885, 15 0.887 / 0.812; alike at 23 to 31).
+    // squat kernel takes the odd ones from `SQUAT_MIN_ROWS` (H100, `bench
+    // --alternatives`, 40 MB of each height, one call per parity; squat /
+    // strip). The strip kernel ran every even 2-byte height faster and all
+    // 1-byte ones but 6, 10 and 16 (1-byte 8 rows 0.932 / 0.945, 24 0.660 /
+    // 0.903, 32 0.611 / 0.818; 2-byte 4 0.878 / 1.047, 32 0.671 / 0.937). At 3
+    // and 5 rows neither wins throughout (1-byte 0.940 / 0.927 and 0.927 /
+    // 0.903, 2-byte 0.898 / 0.975 and 1.007 / 0.937; 1-byte 5 x 2000003 at 10
+    // MB 1.043 / 1.110, 3 x 8294400 at 25 MB 0.771 / 0.770), so they stay with
+    // the strip kernel. From 7 rows the squat kernel is the faster (1-byte 7
+    // rows 0.989 / 0.888, 13 0.979 / 0.802, 21 0.830 / 0.689, 31 0.696 /
+    // 0.554; 2-byte 7 0.989 / 0.886, 15 0.985 / 0.812), or alike (2-byte 21
+    // to 31: 0.782 / 0.775, 0.681 / 0.728, 0.715 / 0.734).
     let squat_cols = u64::from(SQUAT_BLOCKS) * u64::from(g.vec);
     if g.squats() && shape.cols < squat_cols {
         return Some(Refusal::FewCols {

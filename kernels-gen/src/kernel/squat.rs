@@ -48,6 +48,15 @@ pub fn squat_widths() -> impl Iterator<Item = u32> {
     2..=SQUAT_MAX_ROWS
 }
 
+/// Blocks per SM a `squat` kernel's grid holds at most (the runtime caps
+/// `grid.x` at this times the SM count; the tile loop strides over the rest).
+/// One block per tile left the blocks' start and end exposed: capped, 1-byte
+/// 13 rows ran at 0.979 of memcpy against 0.885 with a block per tile, 15 at
+/// 0.988 against 0.893, 2-byte 13 at 0.975 against 0.895 (H100, `bench
+/// --alternatives`, 40 MB, one call each way; in CuPy, 8 rows at 0.86 to 0.97
+/// against 0.81 to 0.92 over four launch bounds).
+pub const SQUAT_BLOCKS_PER_SM: u32 = 16;
+
 /// Stage vectors per thread of a width of `rows` (the store loop's trip count).
 pub fn squat_iters(g: &Geometry, rows: u32) -> u32 {
     squat_stage_vectors(rows).div_ceil(g.threads())
