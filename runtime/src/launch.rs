@@ -345,8 +345,10 @@ where
         shape.rows,
         shape.cols,
     );
-    // A squat kernel's blocks take several tiles each (`SQUAT_BLOCKS_PER_SM`).
-    let grid_x = match device::sm_count(ctx).filter(|_| kernel.geometry().squats()) {
+    // A squat kernel's blocks take several tiles each (`SQUAT_BLOCKS_PER_SM`);
+    // no other launch asks for the SM count.
+    let sms = || device::sm_count(ctx);
+    let grid_x = match kernel.geometry().squats().then(sms).flatten() {
         Some(sms) => l.grid[0].min(SQUAT_BLOCKS_PER_SM.saturating_mul(sms)),
         None => l.grid[0],
     };
