@@ -260,46 +260,33 @@ pub(crate) fn executions<'a>(kernel: &Kernel, q: &'a Squat) -> Vec<Exec<'a>> {
     let mut out = Vec::new();
     for env in envs(kernel) {
         let rows = u32::try_from(env.get(Var::Rows)).unwrap_or(0);
-        let staged = GuardTape::per_thread(&q.staged, &env);
-        let stores = GuardTape::per_thread(&q.stores, &env);
-        let (slot, put) = (
-            Tape::per_thread(&q.slot, &env),
-            Tape::per_thread(&q.put, &env),
-        );
-        for warp in 0..g.block_rows {
-            for j in 0..rows {
-                let addrs = lanes(&env, warp, |e| {
-                    e.set(Var::J, i64::from(j));
-                    Ok(if stores.eval(e)? {
-                        Some(put.eval(e)? * 4)
-                    } else {
-                        None
-                    })
-                });
-                out.push(Exec {
-                    kind: "store",
-                    index: &q.put,
-                    width: 4,
-                    at: [warp, j, 0],
-                    addrs,
-                });
-            }
-            for j in 0..squat_iters(g, rows) {
-                let addrs = lanes(&env, warp, |e| {
-                    e.set(Var::J, i64::from(j));
-                    Ok(if staged.eval(e)? {
-                        Some(slot.eval(e)? * 4)
-                    } else {
-                        None
-                    })
-                });
-                out.push(Exec {
-                    kind: "load",
-                    index: &q.slot,
-                    width: 16,
-                    at: [warp, j, 0],
-                    addrs,
-                });
+        // The lanes' word writes (`J` a word) and the vector reads (`J` a step),
+        // each where its guard lets a lane in.
+        let accesses = [
+            ("store", &q.stores, &q.put, 4, rows),
+            ("load", &q.staged, &q.slot, 16, squat_iters(g, rows)),
+        ];
+        for (kind, guard, index, width, trips) in accesses {
+            let on = GuardTape::per_thread(guard, &env);
+            let at = Tape::per_thread(index, &env);
+            for warp in 0..g.block_rows {
+                for j in 0..trips {
+                    let addrs = lanes(&env, warp, |e| {
+                        e.set(Var::J, i64::from(j));
+                        Ok(if on.eval(e)? {
+                            Some(at.eval(e)? * 4)
+                        } else {
+                            None
+                        })
+                    });
+                    out.push(Exec {
+                        kind,
+                        index,
+                        width,
+                        at: [warp, j, 0],
+                        addrs,
+                    });
+                }
             }
         }
     }
