@@ -79,6 +79,7 @@
 //! assert_eq!((g.threads(), g.iters()), (256, 4));
 //! ```
 
+use crate::ir::expr::{Env, Expr};
 use crate::kernel::layout::Layout;
 use serde::Serialize;
 use std::fmt;
@@ -154,7 +155,12 @@ pub const SQUAT_BLOCKS: u32 = THIN_RUN * 8;
 /// 16-byte vectors a tile's stage holds for a width of `rows`: its blocks'
 /// words and up to 3 before them (the 16-byte boundary below the first).
 pub fn squat_stage_vectors(rows: u32) -> u32 {
-    (SQUAT_BLOCKS * rows + 3).div_ceil(4)
+    constant(squat_vectors_of(Expr::Lit(i64::from(rows))))
+}
+
+/// [`squat_stage_vectors`] of a height `rows` (the kernel's `Var::Rows`).
+pub fn squat_vectors_of(rows: Expr) -> Expr {
+    (rows * i64::from(SQUAT_BLOCKS) + 3 + 3) / 4
 }
 
 /// Words of a tile's stage for a width of `rows`: the [`squat_lead`] words,
@@ -168,7 +174,20 @@ pub fn squat_stage_words(rows: u32) -> u32 {
 /// the slot of lane 0's block (which writes none) is not negative and the
 /// vectors stay 16-byte aligned.
 pub fn squat_lead(rows: u32) -> u32 {
-    rows.div_ceil(4) * 4
+    constant(squat_lead_of(Expr::Lit(i64::from(rows))))
+}
+
+/// [`squat_lead`] of a height `rows` (the kernel's `Var::Rows`).
+pub fn squat_lead_of(rows: Expr) -> Expr {
+    (rows + 3) / 4 * 4
+}
+
+/// The value of an expression of literals below 2^32.
+fn constant(e: Expr) -> u32 {
+    e.eval(&Env::default())
+        .ok()
+        .and_then(|v| u32::try_from(v).ok())
+        .unwrap_or(0)
 }
 
 /// Words of a `thin` kernel's shared stage: enough for its widest source.

@@ -37,7 +37,8 @@ use crate::ir::expr::{Expr, Guard, Less, Var};
 use crate::kernel::batch::BatchBase;
 use crate::kernel::geometry::Geometry;
 pub use crate::kernel::geometry::{
-    squat_lead, squat_stage_vectors, squat_stage_words, SQUAT_BLOCKS, SQUAT_MAX_ROWS,
+    squat_lead, squat_lead_of, squat_stage_vectors, squat_stage_words, squat_vectors_of,
+    SQUAT_BLOCKS, SQUAT_MAX_ROWS,
 };
 use crate::kernel::realign::Perm;
 pub use crate::kernel::thin::stage_swizzle;
@@ -240,14 +241,14 @@ pub(crate) fn squat_exprs(g: &Geometry, batch: &BatchBase) -> (Vec<Expr>, Squat)
         run_lo.clone() + v(Var::Tile) * (blocks * vec) * rows.clone() - dst_phase.clone(),
     );
     let phase = Expr::small("ph", (tile_start.clone() + v(Var::DstOff)).and(per - 1));
-    let lead = (rows.clone() + 3) / 4 * 4;
+    let lead = squat_lead_of(rows.clone());
     let word = (phase.clone() >> vec.trailing_zeros() as i64)
         + (v(Var::Ty) * i64::from(THIN_RUN) + v(Var::Tx)) * rows.clone()
         + v(Var::J)
         + (lead.clone() - rows.clone());
     let put = stage_swizzle(word.clone(), &rows);
     let vector = Expr::small("v", v(Var::J) * i64::from(g.threads()) + tid);
-    let vectors = (rows.clone() * blocks + 3 + 3) / 4;
+    let vectors = squat_vectors_of(rows.clone());
     let staged = Guard(vec![Less(vector.clone(), vectors)]);
     let vector_at = Expr::named(
         "vx",
