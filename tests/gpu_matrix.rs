@@ -241,6 +241,7 @@ where
         (Form::Planar, &[32]),
         (Form::Realign, &[32]),
         (Form::Thin, &[32]),
+        (Form::Squat, &[32]),
     ] {
         for &tile in tiles {
             for strategy in ALL_STRATEGIES {
