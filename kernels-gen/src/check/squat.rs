@@ -3,7 +3,9 @@
 //!
 //! The simulator runs each warp's lanes together, as the GPU does: every
 //! source row's word pair (the second the next lane's first,
-//! `__shfl_down_sync`, lane 31 loading its own), realigned by
+//! `__shfl_down_sync`, lane 31 loading its own; or the lane's own load in the
+//! interior tiles of a kernel that loads both, [`squat_loads_pairs`]),
+//! realigned by
 //! `__funnelshift_r`, permuted by the same [`squat_perms`] the emitter prints,
 //! each destination word realigned with the word before it (the lane before's
 //! last, `__shfl_up_sync`) and written to the stage; then every thread's stage
@@ -23,7 +25,9 @@ use crate::check::walk::{Grid, SimError, Stats};
 use crate::ir::expr::{Env, Var};
 use crate::ir::shape::Shape;
 use crate::ir::tape::{GuardTape, Tape};
-use crate::kernel::squat::{squat_iters, squat_perms, squat_widths, squat_word_reg, Squat};
+use crate::kernel::squat::{
+    squat_iters, squat_loads_pairs, squat_perms, squat_widths, squat_word_reg, Squat,
+};
 use crate::kernel::Kernel;
 
 /// Runs a `squat` kernel over a shape it fits, with `env` holding the call's
@@ -89,6 +93,10 @@ fn lanes_to_stage(
     );
     let (whole, elem_in, stores) = (gt(&q.whole), gt(&q.elem_in), gt(&q.stores));
     let perms = squat_perms(rows, g.elem_bytes);
+    // The tile's lanes load both words of their pairs (an interior tile's, where
+    // the kernel does).
+    let pairs =
+        squat_loads_pairs(g.elem_bytes) && GuardTape::per_thread(&q.interior, env).eval(env)?;
     let regs = squat_word_reg(rows, rows.saturating_sub(1)) + 1;
     for ty in 0..g.block_rows {
         env.set(Var::Ty, i64::from(ty));
@@ -104,8 +112,9 @@ fn lanes_to_stage(
             }
             for lane in 0..32 {
                 env.set(Var::Tx, lane as i64);
-                // `__shfl_down_sync(.., 1)`: the next lane's; lane 31 loads its own.
-                let hi = if lane < 31 {
+                // The next lane's (`__shfl_down_sync(.., 1)`), or the lane's own
+                // load where it loads both (lane 31 always does).
+                let hi = if lane < 31 && !pairs {
                     lo[lane + 1]
                 } else {
                     env.set(Var::J, 1);

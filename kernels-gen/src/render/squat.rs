@@ -5,7 +5,7 @@
 //! Every index is the kernel's expression; this module writes the data path.
 
 use crate::ir::expr::{Expr, Var};
-use crate::kernel::squat::{squat_iters, squat_perms, squat_word_reg, Squat};
+use crate::kernel::squat::{squat_iters, squat_loads_pairs, squat_perms, squat_word_reg, Squat};
 use crate::kernel::Kernel;
 use crate::render::body::INDEX_TYPE;
 use crate::render::realign::gather_elements;
@@ -70,11 +70,7 @@ fn word(
             return writeln!(w, "{load}");
         }
         w.block(format_args!("if ({})", q.whole.c()), |w| {
-            writeln!(
-                w,
-                "{into} = *reinterpret_cast<const unsigned*>(&src[{}]);",
-                q.load.c()
-            )
+            writeln!(w, "{load}")
         })?;
         w.block(format_args!("else"), |w| {
             writeln!(w, "unsigned e[1] = {{0u}};")?;
@@ -85,10 +81,13 @@ fn word(
 }
 
 /// Each source row's word of the lane's block, realigned from the pair of
-/// aligned words around it (the second is the next lane's first; lane 31 loads
-/// it), each word checked against the matrix's span or not.
+/// aligned words around it, each word checked against the matrix's span or
+/// not. The second word is the next lane's first: the lanes of an unchecked
+/// tile load both where [`squat_loads_pairs`] says so; otherwise they take it
+/// from the next lane (`__shfl_down_sync`; lane 31 loads its own).
 fn read(w: &mut CWriter, k: &Kernel, q: &Squat, rows: u32, checked: bool) -> fmt::Result {
     let rk = Var::Row.c_name();
+    let shuffle = checked || !squat_loads_pairs(k.spec.geometry.elem_bytes);
     writeln!(w, "#pragma unroll")?;
     w.block(
         format_args!("for (unsigned {rk} = 0; {rk} < {rows}; ++{rk})"),
@@ -96,10 +95,15 @@ fn read(w: &mut CWriter, k: &Kernel, q: &Squat, rows: u32, checked: bool) -> fmt
             decl(w, &q.row_phase)?;
             writeln!(w, "unsigned lo = 0u;")?;
             word(w, k, q, (0, checked), "lo")?;
-            writeln!(w, "unsigned hi = __shfl_down_sync(0xffffffffu, lo, 1);")?;
-            w.block(format_args!("if (tx == 31)"), |w| {
-                word(w, k, q, (1, checked), "hi")
-            })?;
+            if shuffle {
+                writeln!(w, "unsigned hi = __shfl_down_sync(0xffffffffu, lo, 1);")?;
+                w.block(format_args!("if (tx == 31)"), |w| {
+                    word(w, k, q, (1, checked), "hi")
+                })?;
+            } else {
+                writeln!(w, "unsigned hi = 0u;")?;
+                word(w, k, q, (1, checked), "hi")?;
+            }
             writeln!(w, "p[{rk}] = __funnelshift_r(lo, hi, {});", q.row_shift.c())
         },
     )
