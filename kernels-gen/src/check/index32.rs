@@ -339,6 +339,7 @@ fn checks(g: &Geometry, outer: u8, fold: [u8; 2]) -> Checks {
                 &q.part,
                 &q.interior,
                 &q.full_in,
+                &q.middle,
             ] {
                 compared.extend(g.0.iter().cloned());
             }

@@ -93,10 +93,10 @@ fn lanes_to_stage(
     );
     let (whole, elem_in, stores) = (gt(&q.whole), gt(&q.elem_in), gt(&q.stores));
     let perms = squat_perms(rows, g.elem_bytes);
-    // The tile's lanes load both words of their pairs (an interior tile's, where
-    // the kernel does).
-    let pairs =
-        squat_loads_pairs(g.elem_bytes) && GuardTape::per_thread(&q.interior, env).eval(env)?;
+    // A checked tile loads the rows between its first and last without checks
+    // where `middle` holds; the interior tiles (`s.inside`) load every row so.
+    let interior = s.inside;
+    let middle = !interior && GuardTape::per_thread(&q.middle, env).eval(env)?;
     let regs = squat_word_reg(rows, rows.saturating_sub(1)) + 1;
     for ty in 0..g.block_rows {
         env.set(Var::Ty, i64::from(ty));
@@ -104,6 +104,12 @@ fn lanes_to_stage(
         for row in 0..rows {
             let r = row as usize;
             env.set(Var::Row, i64::from(row));
+            let unchecked = interior || (middle && 0 < row && row + 1 < rows);
+            // Unchecked, a load whose word leaves the span fails the run.
+            s.inside = unchecked;
+            // The lanes load both words of their pairs (an interior tile's, where
+            // the kernel does; a checked tile's rows shuffle).
+            let pairs = interior && squat_loads_pairs(g.elem_bytes);
             let mut lo = [0u32; 32];
             for (lane, lo) in lo.iter_mut().enumerate() {
                 env.set(Var::Tx, lane as i64);
@@ -124,6 +130,7 @@ fn lanes_to_stage(
                 p[lane][r] = funnelshift_r(lo[lane], hi, row_shift.eval(env)? as u32);
             }
         }
+        s.inside = interior;
         for regs in &mut p {
             for st in &perms {
                 regs[st.out] = byte_perm(regs[st.a], regs[st.b], st.sel);

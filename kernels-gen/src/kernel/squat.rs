@@ -25,6 +25,14 @@
 //! Each width has its own entry point ([`crate::Kernel::with_width`]), the
 //! width a constant inside: the rows unroll and the permutation is fixed.
 //!
+//! A tile inside the matrix ([`Squat::interior`]) loads every word without
+//! checks; another checks the words of its first and last rows only, where
+//! the rows between lie in the matrix's span ([`Squat::middle`]), so that its
+//! rows' loads are in flight together as an interior tile's are. Checked
+//! word by word, each row's loads waited for the row before (a branch a row):
+//! such a tile took several times an interior one, and the matrix's first
+//! and last tiles set the kernel's time at the sizes of a few waves.
+//!
 //! ```
 //! use bankfree_gen::{emit, Kernel, TransposeSpec};
 //! let k = Kernel::build(TransposeSpec::squat(1)?)?;
@@ -64,33 +72,35 @@ pub fn squat_iters(g: &Geometry, rows: u32) -> u32 {
 }
 
 /// Blocks per SM a `squat` kernel of `rows` rows of `elem_bytes`-byte
-/// elements is compiled for (`__launch_bounds__(256, n)`). Up to 22 rows of
-/// 1-byte elements (20 of 2-byte ones) 32 registers hold a lane's words and 8
-/// blocks hide the loads' latency; asked for 3 to 6 blocks, ptxas took 40 to
-/// 72 registers and the kernel ran slower (H100, 40 MB, one call: 13 rows 0.87
-/// of memcpy against 0.84 at 3 blocks, 21 rows 0.82 against 0.74 at 4). Above
-/// that 32 registers spill; they take 64 (32 rows: 0.67 of memcpy, 0.46 at 32
-/// registers). The 64-bit build takes 2 blocks, and 1 from 23 rows, where 128
-/// registers spill. No height spills on sm_75, sm_80 or sm_90 in either build
-/// (`runtime/tests/nvrtc.rs` checks every entry point).
+/// elements is compiled for (`__launch_bounds__(256, n)`): the most at which
+/// no entry point spills on sm_75, sm_80 or sm_90 (NVRTC 13.0;
+/// `runtime/tests/nvrtc.rs` checks every entry point). 32 registers (8
+/// blocks) hold 1-byte heights up to 17 and 2-byte ones up to 20, 64 (4
+/// blocks) the rest but 2-byte 30 and more rows, which take 80 (3 blocks);
+/// the 64-bit build takes 2 blocks, and 1 from 13 rows of 1-byte elements and
+/// from 24 of 2-byte ones. With the rows' loads in flight together, fewer
+/// registers spill at some heights; before that, 8 blocks (32 registers) ran
+/// 13 rows at 0.87 of memcpy against 0.84 at 3 blocks and 21 at 0.82 against
+/// 0.74 at 4 (H100, 40 MB, one call), and 32 registers spilled from 23 rows
+/// (32 rows: 0.67 of memcpy at 64 registers, 0.46 at 32).
 pub fn squat_min_blocks(rows: u32, elem_bytes: u32, index64: bool) -> u32 {
-    let narrow = if elem_bytes == 1 { 22 } else { 20 };
-    match (index64, rows) {
-        (true, r) if r > 22 => 1,
-        (true, _) => 2,
-        (false, r) if r <= narrow => 8,
-        (false, _) => 4,
+    match (index64, elem_bytes == 1, rows) {
+        (true, true, ..=12) | (true, false, ..=23) => 2,
+        (true, ..) => 1,
+        (false, true, ..=17) | (false, false, ..=20) => 8,
+        (false, false, 30..) => 3,
+        (false, ..) => 4,
     }
 }
 
-/// Whether the lanes of an interior tile load both aligned words of each row's
-/// pair themselves (2-byte elements) instead of taking the second from the
-/// next lane (`__shfl_down_sync`, lane 31 loading its own). Without the
-/// shuffle and lane 31's branch between the rows, the rows' loads go out
-/// together: 2-byte heights 7 to 31 ran 0.025 to 0.076 of memcpy faster (H100,
-/// 50 MB). For 1-byte elements the gain was within the noise, and from 21 rows
+/// Whether the lanes of an interior tile load both aligned words of each
+/// row's pair themselves (2-byte elements) instead of taking the second from
+/// the next lane (`__shfl_down_sync`; lane 31 loads its own first, a
+/// predicated load, as the rows a checked tile leaves unchecked do).
+/// 2-byte heights 7 to 31 ran 0.025 to 0.076 of memcpy faster so (H100, 50
+/// MB); for 1-byte elements the gain was within the noise, and from 21 rows
 /// the extra registers spill under the launch bounds of [`squat_min_blocks`].
-/// A checked tile always shuffles: one check a row.
+/// A checked row always shuffles: one check a row.
 pub fn squat_loads_pairs(elem_bytes: u32) -> bool {
     elem_bytes == 2
 }
@@ -209,6 +219,11 @@ pub struct Squat {
     pub interior: Guard,
     /// In such a tile: the vector lies in the tile's part of the run.
     pub full_in: Guard,
+    /// Every word of the rows between the first and the last lies in the span
+    /// for every lane of the tile: a checked tile loads them without checks
+    /// (only the matrix's first and last rows reach its ends; the simulator
+    /// fails a tile where this holds and a check left out would fail).
+    pub middle: Guard,
 }
 
 /// The tile lets and the expressions of a `squat` kernel.
@@ -273,6 +288,16 @@ pub(crate) fn squat_exprs(g: &Geometry, batch: &BatchBase) -> (Vec<Expr>, Squat)
         Less(Expr::Lit(0), v(Var::Tile)),
         Less((v(Var::Tile) * blocks + blocks + 1) * vec, v(Var::Cols) + 1),
     ]);
+    // Row `r` of `1..rows - 1`: its words start at or after `src_ld - 2 vec + 1`
+    // and end by `(rows - 2) src_ld + (ub + 1) vec` (matrix positions), `ub`
+    // at most `248 t + 248`.
+    let middle = Guard(vec![
+        Less(Expr::Lit(2 * vec - 2), v(Var::SrcLd)),
+        Less(
+            (v(Var::Tile) * blocks + blocks + 1) * vec,
+            v(Var::SrcLd) + v(Var::Cols) + 1,
+        ),
+    ]);
     let full_in = Guard(vec![
         Less(tile_start.clone() - 1, vector_at.clone()),
         Less(vector_at.clone() + per, tile_end.clone() + 1),
@@ -323,6 +348,7 @@ pub(crate) fn squat_exprs(g: &Geometry, batch: &BatchBase) -> (Vec<Expr>, Squat)
         first_word,
         interior,
         full_in,
+        middle,
     };
     (Vec::new(), squat)
 }

@@ -82,31 +82,65 @@ fn word(
 
 /// Each source row's word of the lane's block, realigned from the pair of
 /// aligned words around it, each word checked against the matrix's span or
-/// not. The second word is the next lane's first: the lanes of an unchecked
-/// tile load both where [`squat_loads_pairs`] says so; otherwise they take it
-/// from the next lane (`__shfl_down_sync`; lane 31 loads its own).
+/// not. A checked tile checks only its first and last rows where the rows
+/// between lie in the span ([`Squat::middle`]); an interior tile's lanes load
+/// both words of each pair where [`squat_loads_pairs`] says so.
 fn read(w: &mut CWriter, k: &Kernel, q: &Squat, rows: u32, checked: bool) -> fmt::Result {
     let rk = Var::Row.c_name();
-    let shuffle = checked || !squat_loads_pairs(k.spec.geometry.elem_bytes);
-    writeln!(w, "#pragma unroll")?;
-    w.block(
-        format_args!("for (unsigned {rk} = 0; {rk} < {rows}; ++{rk})"),
-        |w| {
-            decl(w, &q.row_phase)?;
-            writeln!(w, "unsigned lo = 0u;")?;
-            word(w, k, q, (0, checked), "lo")?;
-            if shuffle {
-                writeln!(w, "unsigned hi = __shfl_down_sync(0xffffffffu, lo, 1);")?;
-                w.block(format_args!("if (tx == 31)"), |w| {
-                    word(w, k, q, (1, checked), "hi")
-                })?;
-            } else {
-                writeln!(w, "unsigned hi = 0u;")?;
-                word(w, k, q, (1, checked), "hi")?;
-            }
-            writeln!(w, "p[{rk}] = __funnelshift_r(lo, hi, {});", q.row_shift.c())
-        },
-    )
+    let rows_from = |w: &mut CWriter, (from, to): (u32, u32), checked: bool, pairs: bool| {
+        writeln!(w, "#pragma unroll")?;
+        w.block(
+            format_args!("for (unsigned {rk} = {from}; {rk} < {to}; ++{rk})"),
+            |w| row(w, k, q, checked, pairs),
+        )
+    };
+    if !checked {
+        let pairs = squat_loads_pairs(k.spec.geometry.elem_bytes);
+        return rows_from(w, (0, rows), false, pairs);
+    }
+    let one = |w: &mut CWriter, r: u32| {
+        w.scope(|w| {
+            writeln!(w, "const unsigned {rk} = {r};")?;
+            row(w, k, q, true, false)
+        })
+    };
+    one(w, 0)?;
+    if rows > 2 {
+        w.block(format_args!("if ({})", q.middle.c()), |w| {
+            rows_from(w, (1, rows - 1), false, false)
+        })?;
+        w.block(format_args!("else"), |w| {
+            rows_from(w, (1, rows - 1), true, false)
+        })?;
+    }
+    one(w, rows - 1)
+}
+
+/// Row `Var::Row`'s word: with `pairs`, each lane loads both words; else
+/// unchecked, lane 31 loads its own before the shuffle (a predicated load, no
+/// branch between the rows); checked, after it (`__shfl_down_sync`).
+fn row(w: &mut CWriter, k: &Kernel, q: &Squat, checked: bool, pairs: bool) -> fmt::Result {
+    let rk = Var::Row.c_name();
+    decl(w, &q.row_phase)?;
+    writeln!(w, "unsigned lo = 0u;")?;
+    word(w, k, q, (0, checked), "lo")?;
+    if checked {
+        writeln!(w, "unsigned hi = __shfl_down_sync(0xffffffffu, lo, 1);")?;
+        w.block(format_args!("if (tx == 31)"), |w| {
+            word(w, k, q, (1, checked), "hi")
+        })?;
+    } else if pairs {
+        writeln!(w, "unsigned hi = 0u;")?;
+        word(w, k, q, (1, checked), "hi")?;
+    } else {
+        writeln!(w, "unsigned last = 0u;")?;
+        w.block(format_args!("if (tx == 31)"), |w| {
+            word(w, k, q, (1, checked), "last")
+        })?;
+        writeln!(w, "unsigned hi = __shfl_down_sync(0xffffffffu, lo, 1);")?;
+        writeln!(w, "if (tx == 31) hi = last;")?;
+    }
+    writeln!(w, "p[{rk}] = __funnelshift_r(lo, hi, {});", q.row_shift.c())
 }
 
 /// The block's destination words, each funnel-shifted with the one before
