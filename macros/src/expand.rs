@@ -188,7 +188,7 @@ fn with_fast(args: &Args, k: &Kernel, v: &Verdict) -> (Vec<TokenStream>, Vec<Str
                 " For matrices of 2 to 32 columns stored as one run it runs:".to_string()
             }
             (Form::Squat, _) => {
-                " For matrices of an odd number of rows from 7 to 31 whose destination is one run it runs:".to_string()
+                " For wide matrices of 3 to 32 rows whose destination is one run (1-byte heights but the multiples of 4 from 24, odd 2-byte heights from 5) it runs:".to_string()
             }
             (form, _) => format!(" For {form} shapes it runs:"),
         };

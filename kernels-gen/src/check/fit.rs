@@ -73,7 +73,7 @@ pub enum Refusal {
     /// A `squat` kernel and matrices narrower than one of its tiles.
     FewCols { cols: u64, min: u64 },
     /// A `squat` kernel and a height the strip kernel runs faster: an even one,
-    /// or one below [`SQUAT_MIN_ROWS`].
+    /// the planner leaves to the strip kernel ([`squat_suits_height`]).
     StripHeight { rows: u64 },
     /// A tall kernel of 1- or 2-byte elements and more columns than it is
     /// faster for.
@@ -186,7 +186,7 @@ impl fmt::Display for Refusal {
             ),
             Refusal::StripHeight { rows } => write!(
                 f,
-                "rows = {rows}: a squat kernel runs odd heights from {SQUAT_MIN_ROWS}; the strip kernel runs the others faster"
+                "rows = {rows}: the strip kernel runs this height faster (a squat kernel runs 1-byte heights from 3 but the multiples of 4 from 24, and odd 2-byte heights from 5)"
             ),
             Refusal::VecRuns { vec } => write!(
                 f,
@@ -506,9 +506,26 @@ fn small_refusal(shape: &Shape, quotients: Quotients) -> Option<Refusal> {
     None
 }
 
-/// The lowest height the planner runs a `squat` kernel on (odd heights only;
-/// see [`kernel_unsuited`]).
-pub const SQUAT_MIN_ROWS: u64 = 7;
+/// Whether the planner runs a `squat` kernel on `rows` rows of
+/// `elem_bytes`-byte elements (the strip kernel runs the other heights): every
+/// 1-byte height from 3 but the multiples of 4 from 24, and the odd 2-byte
+/// heights from 5. On the H100 (`bench --alternatives`, 12 and 40 MB of each
+/// height, one call, squat / strip): 1-byte 3 rows 1.039 / 1.094 and 0.967 /
+/// 0.923, 6 rows 1.052 / 1.096 and 0.987 / 0.915, 10 rows 1.039 / 1.034 and
+/// 1.003 / 0.892, 16 rows 1.011 / 1.005 and 0.975 / 0.839, 22 rows 0.822 /
+/// 0.874 and 0.907 / 0.824, 26 rows 0.910 / 0.812 and 0.905 / 0.815, 30 rows
+/// 0.873 / 0.590 and 0.789 / 0.774; but 24, 28 and 32 rows 0.967 / 1.068 and
+/// 0.850 / 0.903, 0.873 / 0.993 and 0.816 / 0.859, 0.914 / 0.998 and 0.749 /
+/// 0.822. 2-byte 5 rows 1.199 / 1.149 and 1.017 / 0.933 (odd heights from 7
+/// ran 0.94 to 1.03 against 0.71 to 0.89 from 21 rows); 3 rows 1.034 / 1.181
+/// and 0.935 / 0.973, and every even height from 4 to 32 ran faster or alike
+/// on the strip kernel (20 rows 0.856 / 1.133 and 0.882 / 0.953).
+pub fn squat_suits_height(elem_bytes: u32, rows: u64) -> bool {
+    match elem_bytes {
+        1 => rows >= 3 && !(rows >= 24 && rows.is_multiple_of(4)),
+        _ => rows >= 5 && !rows.is_multiple_of(2),
+    }
+}
 
 /// Matrices below this many bytes go to the `small` kernel (see [`unsuited`]).
 pub const SMALL_SUITS_BYTES: u64 = 8 * 1024;
@@ -642,18 +659,7 @@ pub fn kernel_unsuited(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opt
     }
     // A squat tile covers `248 * vec` columns: narrower matrices leave most of
     // its lanes idle (the strip kernel gathers them). Of the heights, the
-    // squat kernel takes the odd ones from `SQUAT_MIN_ROWS` (H100, `bench
-    // --alternatives`, 40 MB of each height, one call per parity; squat /
-    // strip). The strip kernel ran every even 2-byte height faster and all
-    // 1-byte ones but 6, 10 and 16 (1-byte 8 rows 0.932 / 0.945, 24 0.660 /
-    // 0.903, 32 0.611 / 0.818; 2-byte 4 0.878 / 1.047, 32 0.671 / 0.937). At 3
-    // and 5 rows neither wins throughout (1-byte 0.940 / 0.927 and 0.927 /
-    // 0.903, 2-byte 0.898 / 0.975 and 1.007 / 0.937; 1-byte 5 x 2000003 at 10
-    // MB 1.043 / 1.110, 3 x 8294400 at 25 MB 0.771 / 0.770), so they stay with
-    // the strip kernel. From 7 rows the squat kernel is the faster (1-byte 7
-    // rows 0.989 / 0.888, 13 0.979 / 0.802, 21 0.830 / 0.689, 31 0.696 /
-    // 0.554; 2-byte 7 0.989 / 0.886, 15 0.985 / 0.812), or alike (2-byte 21
-    // to 31: 0.782 / 0.775, 0.681 / 0.728, 0.715 / 0.734).
+    // squat kernel takes those of `squat_suits_height`.
     let squat_cols = u64::from(SQUAT_BLOCKS) * u64::from(g.vec);
     if g.squats() && shape.cols < squat_cols {
         return Some(Refusal::FewCols {
@@ -661,7 +667,7 @@ pub fn kernel_unsuited(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opt
             min: squat_cols,
         });
     }
-    if g.squats() && (shape.rows.is_multiple_of(2) || shape.rows < SQUAT_MIN_ROWS) {
+    if g.squats() && !squat_suits_height(g.elem_bytes, shape.rows) {
         return Some(Refusal::StripHeight { rows: shape.rows });
     }
     // `n * e` modulo 32 without the product, which may not fit 64 bits.
