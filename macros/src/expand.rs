@@ -4,6 +4,7 @@
 use crate::ast::{known_size, Item, Params};
 use crate::attr::Args;
 use crate::ctxt::Ctxt;
+use bankfree_gen::check::fit::SQUAT_HEIGHTS;
 use bankfree_gen::check::verdict::Verdict;
 use bankfree_gen::kernel::geometry::{all_elem_bytes, elem_bytes_ok};
 use bankfree_gen::kernel::layout::Layout;
@@ -188,7 +189,9 @@ fn with_fast(args: &Args, k: &Kernel, v: &Verdict) -> (Vec<TokenStream>, Vec<Str
                 " For matrices of 2 to 32 columns stored as one run it runs:".to_string()
             }
             (Form::Squat, _) => {
-                " For wide matrices of 3 to 32 rows whose destination is one run (1-byte heights but the multiples of 4 from 24, odd 2-byte heights from 5) it runs:".to_string()
+                format!(
+                    " For wide matrices whose destination is one run ({SQUAT_HEIGHTS}) it runs:"
+                )
             }
             (form, _) => format!(" For {form} shapes it runs:"),
         };

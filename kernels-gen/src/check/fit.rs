@@ -186,7 +186,7 @@ impl fmt::Display for Refusal {
             ),
             Refusal::StripHeight { rows } => write!(
                 f,
-                "rows = {rows}: the strip kernel runs this height faster (a squat kernel runs 1-byte heights from 3 but the multiples of 4 from 24, and odd 2-byte heights from 5)"
+                "rows = {rows}: the strip kernel runs this height faster (a squat kernel runs {SQUAT_HEIGHTS})"
             ),
             Refusal::VecRuns { vec } => write!(
                 f,
@@ -506,6 +506,11 @@ fn small_refusal(shape: &Shape, quotients: Quotients) -> Option<Refusal> {
     None
 }
 
+/// The heights of [`squat_suits_height`], in words (refusals, the attribute's
+/// docs).
+pub const SQUAT_HEIGHTS: &str =
+    "1-byte heights from 3 but the multiples of 4 from 24, odd 2-byte heights from 5";
+
 /// Whether the planner runs a `squat` kernel on `rows` rows of
 /// `elem_bytes`-byte elements (the strip kernel runs the other heights): every
 /// 1-byte height from 3 but the multiples of 4 from 24, and the odd 2-byte
@@ -521,6 +526,7 @@ fn small_refusal(shape: &Shape, quotients: Quotients) -> Option<Refusal> {
 /// and 0.935 / 0.973, and every even height from 4 to 32 ran faster or alike
 /// on the strip kernel (20 rows 0.856 / 1.133 and 0.882 / 0.953).
 pub fn squat_suits_height(elem_bytes: u32, rows: u64) -> bool {
+    // `SQUAT_HEIGHTS` says this in words.
     match elem_bytes {
         1 => rows >= 3 && !(rows >= 24 && rows.is_multiple_of(4)),
         _ => rows >= 5 && !rows.is_multiple_of(2),
