@@ -97,6 +97,9 @@ fn lanes_to_stage(
     // where `middle` holds; the interior tiles (`s.inside`) load every row so.
     let interior = s.inside;
     let middle = !interior && GuardTape::per_thread(&q.middle, env).eval(env)?;
+    // The lanes load both words of their pairs (an interior tile's, where the
+    // kernel does; a checked tile's rows shuffle).
+    let pairs = interior && squat_loads_pairs(g.elem_bytes);
     let regs = squat_word_reg(rows, rows.saturating_sub(1)) + 1;
     for ty in 0..g.block_rows {
         env.set(Var::Ty, i64::from(ty));
@@ -107,9 +110,6 @@ fn lanes_to_stage(
             let unchecked = interior || (middle && 0 < row && row + 1 < rows);
             // Unchecked, a load whose word leaves the span fails the run.
             s.inside = unchecked;
-            // The lanes load both words of their pairs (an interior tile's, where
-            // the kernel does; a checked tile's rows shuffle).
-            let pairs = interior && squat_loads_pairs(g.elem_bytes);
             let mut lo = [0u32; 32];
             for (lane, lo) in lo.iter_mut().enumerate() {
                 env.set(Var::Tx, lane as i64);
