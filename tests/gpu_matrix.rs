@@ -109,6 +109,18 @@ fn shapes() -> Vec<(&'static str, Shape, usize)> {
         ),
         ("batch 3 of 2999x13", Shape::batched(3, 2999, 13), 0),
         ("offset views 30001x21", Shape::new(30_001, 21), 7),
+        // Widths whose tiles stage several sub-tiles (2 to 4 columns).
+        ("1000003x2", Shape::new(1_000_003, 2), 0),
+        (
+            "pitched 30001x2",
+            Shape {
+                dst_ld: 30_011,
+                ..Shape::new(30_001, 2)
+            },
+            0,
+        ),
+        ("offset views 40001x3", Shape::new(40_001, 3), 5),
+        ("batch 3 of 9001x4", Shape::batched(3, 9001, 4), 0),
         // The same for the squat kernels: heights over several runs of a tile's
         // columns, a pitched source, a batch, and views off every boundary.
         ("31x100003", Shape::new(31, 100_003), 0),

@@ -10,6 +10,7 @@ mod common;
 use bankfree_gen::check::fit::{refusal, Refusal};
 use bankfree_gen::check::sim::{self, Grid, Offsets};
 use bankfree_gen::ir::shape::{Axis, Outer};
+use bankfree_gen::kernel::thin::thin_subtiles;
 use bankfree_gen::{Kernel, Model, Shape, TransposeSpec};
 use common::check_at;
 
@@ -29,10 +30,12 @@ fn thin_kernels_cover_every_element_once_at_every_width_and_phase() {
         assert!(kernel.analyze(Model::Hopper).conflict_free, "{e}-byte");
         let (per, vec) = (u64::from(16 / e), u64::from(4 / e));
         let tile = 248 * vec;
-        let mut interior = 0;
         for cols in 2..=32 {
-            // The entry point the runtime launches for this width.
+            // The entry point the runtime launches for this width, and its
+            // tile's rows (its sub-tiles').
             let one = kernel.with_width(cols as u32).expect("a thin width");
+            let tile = tile * u64::from(thin_subtiles(cols as u32));
+            let mut interior = 0;
             // Less than a tile, a tile and a ragged edge, three tiles and more.
             for rows in [1, 5, tile - 1, tile + 3, 3 * tile + 7] {
                 let shape = Shape {
@@ -57,8 +60,24 @@ fn thin_kernels_cover_every_element_once_at_every_width_and_phase() {
                     }
                 }
             }
+            assert!(
+                interior > 0,
+                "{e}-byte, {cols} columns: no tile ran the unchecked body"
+            );
         }
-        assert!(interior > 0, "{e}-byte: no tile ran the unchecked body");
+        // Width 2 stages 4 sub-tiles a tile: batches of them on a grid of one
+        // block a row, each block taking several tiles.
+        let two = kernel.with_width(2).expect("a thin width");
+        let mut batched2 = Shape::batched(3, 4 * 2 * tile + 11, 2);
+        batched2.src_batch_stride += 3;
+        batched2.dst_batch_stride += 1;
+        check(
+            &two,
+            &batched2,
+            Offsets { src: 7, dst: 1 },
+            true,
+            Some(Grid { x: 1, y: 2 }),
+        );
         // Batches with gaps and an outer axis, on a grid smaller than the work.
         let mut batched = Shape::batched(3, tile + 5, 13);
         batched.src_batch_stride += 7;

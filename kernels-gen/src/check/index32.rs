@@ -36,6 +36,7 @@ use crate::kernel::launch::{MAX_GRID_X, MAX_GRID_Y};
 use crate::kernel::layout::Layout;
 use crate::kernel::order::TileOrder;
 use crate::kernel::spec::{Strategy, TransposeSpec};
+use crate::kernel::thin::{stage_iters, thin_subtiles};
 use crate::kernel::Kernel;
 use crate::memo::Memo;
 
@@ -429,6 +430,11 @@ fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
             Var::J => (0, i128::from(c.max_iters) - 1),
             Var::K => (0, i128::from(c.words) - 1),
             Var::Row => (0, i128::from(g.vec) - 1),
+            Var::Sub if g.thins() => {
+                let cols = u32::try_from(shape.cols).unwrap_or(u32::MAX);
+                (0, i128::from(thin_subtiles(cols).max(1)) - 1)
+            }
+            Var::Sub => (0, 0),
             Var::Tile => (0, last_t),
             Var::Batch => (0, last_b),
             Var::Batches => p(shape.batch),
@@ -465,7 +471,10 @@ fn widths_range(v: Var, g: &Geometry, shape: &Shape, c: &Checks) -> (i128, i128)
     let steps = i128::from(c.max_iters.max(1));
     let top = match (g.squats(), v) {
         (false, Var::K) => i128::from(shape.cols).max(per),
-        (false, Var::J) => (i128::from(shape.cols) + vec - 1) / vec + 1 + steps,
+        (false, Var::J) => {
+            let stage = u32::try_from(shape.cols).map_or(0, |c| stage_iters(g, c));
+            ((i128::from(shape.cols) + vec - 1) / vec + 1 + steps).max(i128::from(stage))
+        }
         (true, Var::K) => per,
         (true, Var::J) => i128::from(shape.rows).max(steps),
         (true, Var::Row) => i128::from(shape.rows),

@@ -12,7 +12,7 @@
 //! checks where one would fail.
 //!
 //! The analysis evaluates every shared store of the stage and every shared load
-//! of the lanes' blocks, for every width the kernel runs and every position of
+//! of the lanes' blocks of every sub-tile, for every width the kernel runs and every position of
 //! the source pointer within a 16-byte vector.
 
 use crate::check::memory::{run_tiles, same_width, State};
@@ -22,7 +22,7 @@ use crate::ir::expr::{Env, Expr, Var};
 use crate::ir::shape::Shape;
 use crate::ir::tape::{GuardTape, Tape};
 use crate::kernel::realign::network_regs;
-use crate::kernel::thin::{stage_iters, thin_widths, Thin};
+use crate::kernel::thin::{stage_iters, thin_subtiles, thin_widths, Thin};
 use crate::kernel::Kernel;
 
 /// Runs a `thin` kernel over a shape it fits, with `env` holding the call's
@@ -97,7 +97,8 @@ fn stage(kernel: &Kernel, t: &Thin, s: &mut State<'_>, env: &mut Env) -> Result<
     })
 }
 
-/// Every warp's lanes together, column word by column word.
+/// Every warp's lanes together, sub-tile by sub-tile, column word by column
+/// word.
 /// Returns the destination elements written and the words stored whole.
 fn columns(
     kernel: &Kernel,
@@ -120,7 +121,9 @@ fn columns(
     );
     let (stores, full, part) = (gt(&t.stores), gt(&t.full), gt(&t.part));
     let regs = network_regs(g.vec);
-    for ty in 0..g.block_rows {
+    let subs = thin_subtiles(u32::try_from(cols).unwrap_or(0));
+    for (si, ty) in (0..subs).flat_map(|si| (0..g.block_rows).map(move |ty| (si, ty))) {
+        env.set(Var::Sub, i64::from(si));
         env.set(Var::Ty, i64::from(ty));
         let lane_env = |env: &mut Env, lane: usize| env.set(Var::Tx, lane as i64);
         // Each lane's word before the current one of each row.
@@ -270,9 +273,12 @@ pub(crate) fn executions<'a>(kernel: &Kernel, t: &'a Thin) -> Vec<Exec<'a>> {
                     addrs,
                 });
             }
-            for rk in 0..g.vec {
+            for (si, rk) in
+                (0..thin_subtiles(cols)).flat_map(|si| (0..g.vec).map(move |rk| (si, rk)))
+            {
                 for j in 0..=cols.div_ceil(g.vec) {
                     let addrs = lanes(&env, warp, |e| {
+                        e.set(Var::Sub, i64::from(si));
                         e.set(Var::Row, i64::from(rk));
                         e.set(Var::J, i64::from(j));
                         Ok(Some(read.eval(e)? * 4))

@@ -16,6 +16,9 @@ pub enum Var {
     K,
     /// Loop over the source rows of a `realign` kernel's block (`0..vec`).
     Row,
+    /// Loop over the sub-tiles a `thin` kernel's lane transposes one after
+    /// another (`0..thin_subtiles(cols)`).
+    Sub,
     /// Linear tile index (grid-stride loop over `blockIdx.x`).
     Tile,
     /// Batch index (grid-stride loop over `blockIdx.y`).
@@ -127,9 +130,9 @@ const DST_STRIDE_NAMES: [&str; MAX_OUTER as usize] = [
     "dst_stride6",
 ];
 
-/// Slots of [`Env`]: the 17 plain variables, then the outer axes' parameters,
+/// Slots of [`Env`]: the 18 plain variables, then the outer axes' parameters,
 /// then the folded sides'.
-pub(crate) const SLOTS: usize = 17 + 3 * MAX_OUTER as usize + 6 * MAX_FOLD as usize;
+pub(crate) const SLOTS: usize = 18 + 3 * MAX_OUTER as usize + 6 * MAX_FOLD as usize;
 
 impl Var {
     /// Every variable, in [`Env`] slot order.
@@ -151,6 +154,7 @@ impl Var {
         Var::DstBatchStride,
         Var::DstOff,
         Var::SrcOff,
+        Var::Sub,
         Var::Ext(0),
         Var::Ext(1),
         Var::Ext(2),
@@ -185,7 +189,15 @@ impl Var {
 
     /// The variables that change between a block's threads and loop trips; the
     /// others stay fixed for a whole tile (see [`Expr::bind`](crate::ir::expr::Expr::bind)).
-    pub const PER_THREAD: [Var; 6] = [Var::Lane, Var::Tx, Var::Ty, Var::J, Var::K, Var::Row];
+    pub const PER_THREAD: [Var; 7] = [
+        Var::Lane,
+        Var::Tx,
+        Var::Ty,
+        Var::J,
+        Var::K,
+        Var::Row,
+        Var::Sub,
+    ];
 
     /// The name the generated CUDA C uses for this variable.
     pub fn c_name(self) -> &'static str {
@@ -196,6 +208,7 @@ impl Var {
             Var::J => "j",
             Var::K => "k",
             Var::Row => "rk",
+            Var::Sub => "si",
             Var::Tile => "t",
             Var::Batch => "b",
             Var::Batches => "batch",
@@ -238,10 +251,11 @@ impl Var {
             Var::DstBatchStride => 14,
             Var::DstOff => 15,
             Var::SrcOff => 16,
-            Var::Ext(k) => 17 + usize::from(k) % m,
-            Var::SrcStride(k) => 17 + m + usize::from(k.max(1) - 1) % m,
-            Var::DstStride(k) => 17 + 2 * m + usize::from(k.max(1) - 1) % m,
-            _ => fold_slot(self).map_or(0, |(i, k)| 17 + 3 * m + i * usize::from(MAX_FOLD) + k),
+            Var::Sub => 17,
+            Var::Ext(k) => 18 + usize::from(k) % m,
+            Var::SrcStride(k) => 18 + m + usize::from(k.max(1) - 1) % m,
+            Var::DstStride(k) => 18 + 2 * m + usize::from(k.max(1) - 1) % m,
+            _ => fold_slot(self).map_or(0, |(i, k)| 18 + 3 * m + i * usize::from(MAX_FOLD) + k),
         }
     }
 }

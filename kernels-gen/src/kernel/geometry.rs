@@ -79,7 +79,7 @@
 //! assert_eq!((g.threads(), g.iters()), (256, 4));
 //! ```
 
-use crate::ir::expr::{Env, Expr};
+use crate::ir::expr::{Env, Expr, Var};
 use crate::kernel::layout::Layout;
 use serde::Serialize;
 use std::fmt;
@@ -126,17 +126,45 @@ pub const THIN_MAX_COLS: u64 = 32;
 /// Blocks of a warp's run: a lane each but lane 0's.
 pub const THIN_RUN: u32 = 31;
 
-/// Blocks a tile stages: 31 per warp of its 8, and the block before them.
+/// Blocks a sub-tile moves and stages: 31 per warp of its 8, and the block
+/// before them.
 pub const THIN_BLOCKS: u32 = THIN_RUN * 8 + 1;
 
 /// Words a `thin` tile's stage reaches past its blocks: up to 4 for the 16-byte
 /// boundary below the first element, and the funnel shift's next word.
 pub const THIN_STAGE_REACH: u32 = 5;
 
-/// 16-byte vectors a `thin` tile stages for a width of `cols`: its blocks and
-/// the words its last block's rows reach past them ([`THIN_STAGE_REACH`]).
+/// Sub-tiles of a `thin` tile at a width of `cols` (the kernel's `Var::Cols`,
+/// 2 to [`THIN_MAX_COLS`]): `8 / cols`, and 1 from 9 columns (`(cols + 23) >>
+/// 5`). A tile stages the run of all its sub-tiles at once and each lane then
+/// transposes its block of each, one after another: a sub-tile stages `cols /
+/// 4` vectors a thread, and with fewer than two in flight the loads' latency
+/// set the pace (20000001 x 2 u8: 0.72 of memcpy with one sub-tile, 0.99 with
+/// 4; 10000001 x 2 2-byte: 0.81 and 1.03; 13333331 x 3 u8 0.98 and 1.05 with
+/// 2; H100, CuPy, one call). More ran slower: 8 at width 2 (0.92), 4 at widths
+/// 3 and 4 (0.84, 0.69), where the stage's registers outgrow the 32 that 8
+/// blocks an SM leave.
+pub fn thin_subtiles_of(cols: Expr) -> Expr {
+    Expr::Lit(8) / cols.clone() + ((cols + 23) >> 5)
+}
+
+/// [`thin_subtiles_of`] a width of `cols`.
+pub fn thin_subtiles(cols: u32) -> u32 {
+    constant(thin_subtiles_of(Expr::Lit(i64::from(cols))))
+}
+
+/// 16-byte vectors a `thin` tile stages for a width of `cols` (the kernel's
+/// `Var::Cols`): its sub-tiles' blocks, each sub-tile's first block the one
+/// before it (the last of the sub-tile before), and the words its last block's
+/// rows reach past them ([`THIN_STAGE_REACH`]).
+pub fn thin_vectors_of(cols: Expr) -> Expr {
+    let blocks = thin_subtiles_of(cols.clone()) * i64::from(THIN_BLOCKS - 1) + 1;
+    (cols * blocks + i64::from(THIN_STAGE_REACH) + 3) / 4
+}
+
+/// [`thin_vectors_of`] a width of `cols`.
 pub fn thin_stage_vectors(cols: u32) -> u32 {
-    (THIN_BLOCKS * cols + THIN_STAGE_REACH).div_ceil(4)
+    constant(thin_vectors_of(Expr::Lit(i64::from(cols))))
 }
 
 /// Words a tile's stage holds for a width of `cols`: its vectors, rounded up to
@@ -190,9 +218,13 @@ fn constant(e: Expr) -> u32 {
         .unwrap_or(0)
 }
 
-/// Words of a `thin` kernel's shared stage: enough for its widest source.
+/// Words of a `thin` kernel's shared stage: enough for the width that stages
+/// the most.
 pub fn thin_shared_words() -> u32 {
-    thin_stage_words(THIN_MAX_COLS as u32)
+    (2..=THIN_MAX_COLS as u32)
+        .map(thin_stage_words)
+        .max()
+        .unwrap_or(0)
 }
 
 /// Vectors a `copy` kernel's thread moves per chunk.
@@ -519,10 +551,19 @@ impl Geometry {
         self.thins() || self.squats()
     }
 
-    /// Source rows of a `thin` kernel's tile: [`THIN_RUN`] blocks of `vec` rows
-    /// for each warp.
+    /// Source rows of a `thin` kernel's sub-tile: [`THIN_RUN`] blocks of `vec`
+    /// rows for each warp (a tile holds [`thin_subtiles_of`] sub-tiles).
     pub fn thin_tile_rows(&self) -> u32 {
         self.vec * THIN_RUN * self.block_rows
+    }
+
+    /// `run`: source rows of a `thin` kernel's tile, its sub-tiles' (declared
+    /// with the tile count, read by each tile's first row).
+    pub fn thin_run(&self) -> Expr {
+        Expr::named(
+            "run",
+            thin_subtiles_of(Expr::var(Var::Cols)) * i64::from(self.thin_tile_rows()),
+        )
     }
 
     /// Source columns a `realign` kernel's lane reads per row: one 16-byte

@@ -73,7 +73,7 @@ impl Kernel {
                 g.tile_elems()
             ),
             Form::Thin => format!(
-                "thin: runs of {} blocks of {} source rows of up to {} columns, each lane transposing a block in registers and storing whole destination words",
+                "thin: runs of {} blocks of {} source rows of up to {} columns (8 / cols such runs a tile, 1 from 9 columns), each lane transposing a block of each in registers and storing whole destination words",
                 crate::kernel::thin::THIN_BLOCKS - 1,
                 g.vec,
                 crate::kernel::thin::THIN_MAX_COLS

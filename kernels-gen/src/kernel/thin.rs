@@ -3,8 +3,9 @@
 //! (`src_ld == cols`), any destination pitch and pointers.
 //!
 //! A *block* is `vec = 4 / elem_bytes` source rows: `cols` 32-bit words of the
-//! flat run. A tile is [`THIN_BLOCKS`] blocks: the `31 * 8` blocks of its rows
-//! and the block before them. The block's 256 threads stage the tile's run, from
+//! flat run. A sub-tile is `31 * 8` blocks, and a tile [`thin_subtiles`] of
+//! them (4 at width 2, 2 at widths 3 and 4, else 1) and the block before them.
+//! The block's 256 threads stage the tile's run, from
 //! the 16-byte boundary at or below its first element, into shared memory as
 //! aligned 16-byte vectors (element by element where a vector leaves the
 //! matrix). With an odd width the blocks lie an odd number of words apart, so
@@ -12,7 +13,8 @@
 //! even width's stage is swizzled within rows of 32 words ([`stage_swizzle`])
 //! so that they do too.
 //!
-//! Lane `tx` of warp `ty` owns block `31 * ty + tx` and walks its column words:
+//! Lane `tx` of warp `ty` owns block `248 * si + 31 * ty + tx` of each sub-tile
+//! `si` and walks its column words:
 //! for each it loads one word per row (and the next, a funnel shift realigning
 //! the row), transposes the `vec` rows into column words with the
 //! [`network`](crate::kernel::realign::network) of the `realign` form, and
@@ -37,8 +39,8 @@ use crate::ir::expr::{Expr, Guard, Less, Var};
 use crate::kernel::batch::BatchBase;
 use crate::kernel::geometry::Geometry;
 pub use crate::kernel::geometry::{
-    thin_shared_words, thin_stage_vectors, thin_stage_words, THIN_BLOCKS, THIN_MAX_COLS, THIN_RUN,
-    THIN_STAGE_REACH,
+    thin_shared_words, thin_stage_vectors, thin_stage_words, thin_subtiles, thin_subtiles_of,
+    thin_vectors_of, THIN_BLOCKS, THIN_MAX_COLS, THIN_RUN, THIN_STAGE_REACH,
 };
 use crate::kernel::layout::Swizzle;
 
@@ -112,7 +114,7 @@ pub fn stage_swizzle(word: Expr, cols: &Expr) -> Expr {
 /// vector before the matrix.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Thin {
-    /// `r0`: the tile's first source row (`t * vec * 248`).
+    /// `r0`: the tile's first source row (`t * vec * 248 * subtiles`).
     pub r0: Expr,
     /// `ph`: elements from the 16-byte boundary at or below the stage's first
     /// element (the block before the tile's) to it.
@@ -145,7 +147,7 @@ pub struct Thin {
     /// `sw`: where the vector's first word lies ([`stage_swizzle`] of `4 v`);
     /// `slot` and `turn` are its parts.
     pub first_word: Expr,
-    /// `bj`: the lane's block.
+    /// `bj`: the lane's block of sub-tile `Var::Sub`.
     pub block: Expr,
     /// `ko`: bytes from the stage's start to row `Var::Row` of block 0.
     pub row_bytes: Expr,
@@ -188,10 +190,10 @@ pub(crate) fn thin_exprs(g: &Geometry, batch: &BatchBase) -> (Vec<Expr>, Thin) {
     let vec = i64::from(g.vec);
     let eb = i64::from(g.elem_bytes);
     let per = 16 / eb;
-    let rows_per_tile = i64::from(g.thin_tile_rows());
     let cols = v(Var::Cols);
+    let rows_per_tile = g.thin_run();
     let shift = cols.clone() * vec + per;
-    let r0 = Expr::named("r0", v(Var::Tile) * rows_per_tile);
+    let r0 = Expr::named("r0", v(Var::Tile) * rows_per_tile.clone());
     // (first - vec * cols) modulo a vector, as (first + (per - vec) * cols).
     let first = batch.src.clone() + r0.clone() * cols.clone();
     let phase = Expr::small(
@@ -199,7 +201,7 @@ pub(crate) fn thin_exprs(g: &Geometry, batch: &BatchBase) -> (Vec<Expr>, Thin) {
         (first.clone() + v(Var::SrcOff) + cols.clone() * (per - vec)).and(per - 1),
     );
     let start = Expr::named("sa", first + per - phase.clone());
-    let vectors = (cols.clone() * i64::from(THIN_BLOCKS) + i64::from(THIN_STAGE_REACH) + 3) / 4;
+    let vectors = thin_vectors_of(cols.clone());
     let tid = v(Var::Ty) * i64::from(g.tile) + v(Var::Tx);
     let vector = Expr::small("v", v(Var::J) * i64::from(g.threads()) + tid);
     let staged = Guard(vec![Less(vector.clone(), vectors.clone())]);
@@ -217,7 +219,10 @@ pub(crate) fn thin_exprs(g: &Geometry, batch: &BatchBase) -> (Vec<Expr>, Thin) {
     ]);
 
     // The read side.
-    let block = Expr::small("bj", v(Var::Ty) * i64::from(THIN_RUN) + v(Var::Tx));
+    let block = Expr::small(
+        "bj",
+        v(Var::Sub) * i64::from(THIN_BLOCKS - 1) + v(Var::Ty) * i64::from(THIN_RUN) + v(Var::Tx),
+    );
     let row_bytes = Expr::small("ko", phase.clone() * eb + v(Var::Row) * cols.clone() * eb);
     let word = block.clone() * cols.clone() + (row_bytes.clone() >> 2) + v(Var::J);
     let read = stage_swizzle(word.clone(), &cols);

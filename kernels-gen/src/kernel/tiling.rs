@@ -127,15 +127,16 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
             }
         }
         Form::Thin => {
-            // Runs of `vec * 248` rows; each destination row's words start up to
-            // `vec - 1` positions early, so they cover `rows + vec - 1`.
-            let run = i64::from(g.thin_tile_rows());
+            // Runs of `vec * 248` rows per sub-tile; each destination row's
+            // words start up to `vec - 1` positions early, so they cover `rows +
+            // vec - 1`.
+            let run = g.thin_run();
             let ntiles = Expr::named(
                 "ntiles",
-                (v(Var::Rows) + (i64::from(g.vec) - 1) + (run - 1)) / run,
+                (v(Var::Rows) + (i64::from(g.vec) - 1) + run.clone() - 1) / run.clone(),
             );
             Tiling::new(
-                vec![ntiles.clone()],
+                vec![run, ntiles.clone()],
                 ntiles.clone(),
                 Less(v(Var::Tile), ntiles),
             )

@@ -10,7 +10,7 @@
 //! ```
 
 use crate::check::index32::{INDEX64_DEFINE, INDEX64_SUFFIX};
-use crate::ir::expr::Var;
+use crate::ir::expr::{Env, Expr, Var};
 use crate::ir::shape::SCALAR_PARAMS;
 use crate::ir::shape::{fold_params, outer_params};
 use crate::kernel::geometry::{Form, Quotients, MAX_NARROW, PLANAR_MAX_COLS, SMALL_ITERS};
@@ -166,7 +166,17 @@ fn write_entry(w: &mut CWriter, k: &Kernel) -> fmt::Result {
             )?;
         }
         for l in &k.kernel_lets {
-            w.decl(INDEX_TYPE, l)?;
+            match (k.thin(), k.width, l) {
+                // A thin entry point's tile rows and count, its width bound:
+                // constants, where the parameter would hold a register.
+                (Some(_), Some(c), Expr::Let(name, def)) => {
+                    let mut env = Env::default();
+                    env.set(Var::Cols, i64::from(c));
+                    let free: Vec<Var> = Var::ALL.into_iter().filter(|v| *v != Var::Cols).collect();
+                    w.decl(INDEX_TYPE, &Expr::named(name, def.bind(&env, &free)))?;
+                }
+                _ => w.decl(INDEX_TYPE, l)?,
+            }
         }
         if g.folds_batch() {
             // The batch is part of the tile loop's run: no batch loop.
@@ -373,12 +383,12 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
         Form::Thin => {
             writeln!(
                 h,
-                "// form:     thin: cols from 2 to {m}, src_ld == cols; a block stages {n} blocks of {v} source rows \
-                 (cols words each) as 16-byte vectors from the boundary below them, word w at w ^ ((w >> 5) & ((cols & -cols) - 1)); lane tx of warp ty transposes block \
-                 31 * ty + tx in registers and stores whole dst words, each funnel-shifted with the lane before's \
+                "// form:     thin: cols from 2 to {m}, src_ld == cols; a block stages 8 / cols sub-tiles (1 from 9 cols) of {n} blocks of {v} source rows \
+                 (cols words each) and the block before them as 16-byte vectors from the boundary below them, word w at w ^ ((w >> 5) & ((cols & -cols) - 1)); lane tx of warp ty transposes block \
+                 {n} * si + 31 * ty + tx of each sub-tile si in registers and stores whole dst words, each funnel-shifted with the lane before's \
                  (lane 0 stores none); an entry point per width, cols a constant in each",
                 m = crate::kernel::thin::THIN_MAX_COLS,
-                n = crate::kernel::thin::THIN_BLOCKS,
+                n = crate::kernel::thin::THIN_BLOCKS - 1,
                 v = g.vec
             )?;
         }
@@ -570,7 +580,7 @@ fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
         Form::Copy => "ntiles = chunks of rows * cols / vec".to_string(),
         Form::Planar => "ntiles = chunks of rows / vec".to_string(),
         Form::Thin => format!(
-            "ntiles = runs of {} rows with rows + {}",
+            "ntiles = runs of {} rows per sub-tile with rows + {}",
             g.thin_tile_rows(),
             g.vec - 1
         ),

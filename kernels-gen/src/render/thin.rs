@@ -7,7 +7,7 @@
 
 use crate::ir::expr::{Expr, Var};
 use crate::kernel::realign::network_regs;
-use crate::kernel::thin::{stage_group, stage_iters, Thin};
+use crate::kernel::thin::{stage_group, stage_iters, thin_subtiles, Thin};
 use crate::kernel::Kernel;
 use crate::render::body::INDEX_TYPE;
 use crate::render::realign::{gather_elements, network_steps, store_elements};
@@ -115,8 +115,9 @@ fn stage(w: &mut CWriter, k: &Kernel, t: &Thin, cols: u32, inside: bool) -> fmt:
     })
 }
 
-/// Each lane's block, column word by column word: its rows' words realigned,
-/// transposed, and each column's word stored realigned with the lane before's.
+/// Each lane's block of each sub-tile, column word by column word: its rows'
+/// words realigned, transposed, and each column's word stored realigned with
+/// the lane before's.
 fn columns(w: &mut CWriter, k: &Kernel, t: &Thin, cols: u32) -> fmt::Result {
     let g = &k.spec.geometry;
     let vec = g.vec;
@@ -124,7 +125,11 @@ fn columns(w: &mut CWriter, k: &Kernel, t: &Thin, cols: u32) -> fmt::Result {
     let regs = network_regs(vec);
     let rk = Var::Row.c_name();
     let each_row = format!("for (unsigned {rk} = 0; {rk} < {vec}; ++{rk})");
-    w.scope(|w| {
+    let si = Var::Sub.c_name();
+    let subs = thin_subtiles(cols);
+    writeln!(w, "#pragma unroll")?;
+    let each_sub = format!("for (unsigned {si} = 0; {si} < {subs}; ++{si})");
+    w.block(format_args!("{each_sub}"), |w| {
         decl(w, &t.block)?;
         writeln!(w, "unsigned lo[{vec}];")?;
         writeln!(w, "#pragma unroll")?;
