@@ -54,15 +54,21 @@ pub fn thin_widths() -> impl Iterator<Item = u32> {
 /// (`index64`). Left to choose, ptxas aims at the blocks its stage allows,
 /// down to 32 registers, and spilled at some widths. Up to 8 columns 32
 /// registers suffice and 8 blocks hide the short tiles' latency (20000001 x 2
-/// u8: 0.81 of memcpy against 0.68 with 3 blocks, H100); wider ones get 3 (at
-/// most 85 registers; they take 47 to 80), the 64-bit build 2 (at 3 it spilled
-/// on sm_75). No width spills on sm_75, sm_80 or sm_90 in either build
-/// (`runtime/tests/nvrtc.rs` checks every entry point).
+/// u8: 0.81 of memcpy against 0.68 with 3 blocks, H100); wider ones get 4 (at
+/// most 64 registers; left to choose they took 47 to 80), the 64-bit build 2
+/// (at 3 it spilled on sm_75). Against 3 blocks (H100, CuPy, median of 30
+/// interleaved rounds, 8 to 40 MB), the widths that took more than 64
+/// registers at 3 (1-byte 24 to 31, 2-byte 28) ran 0.01 to 0.06 of memcpy
+/// faster at most sizes (1-byte width 28 at 12.8 MB: 0.82 against 0.76) and
+/// up to 0.01 slower at the others; the widths that fit 64 registers anyway
+/// compile alike (repeated timings of them differed by up to 0.04). No width
+/// spills on sm_75, sm_80 or sm_90 in either build (`runtime/tests/nvrtc.rs`
+/// checks every entry point).
 pub fn thin_min_blocks(cols: u32, index64: bool) -> u32 {
     match (index64, cols) {
         (true, _) => 2,
         (false, ..=8) => 8,
-        (false, _) => 3,
+        (false, _) => 4,
     }
 }
 
