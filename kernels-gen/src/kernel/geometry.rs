@@ -548,7 +548,19 @@ impl Geometry {
     /// Whether the kernel has an entry point per width, a constant inside each
     /// (`thin`: the source's columns, `squat`: its rows).
     pub fn has_widths(&self) -> bool {
-        self.thins() || self.squats()
+        self.width_var().is_some()
+    }
+
+    /// The parameter an entry point per width holds constant: a `thin`
+    /// kernel's columns, a `squat` kernel's rows.
+    pub fn width_var(&self) -> Option<Var> {
+        if self.thins() {
+            Some(Var::Cols)
+        } else if self.squats() {
+            Some(Var::Rows)
+        } else {
+            None
+        }
     }
 
     /// Source rows of a `thin` kernel's sub-tile: [`THIN_RUN`] blocks of `vec`

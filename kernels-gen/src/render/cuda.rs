@@ -166,13 +166,14 @@ fn write_entry(w: &mut CWriter, k: &Kernel) -> fmt::Result {
             )?;
         }
         for l in &k.kernel_lets {
-            match (k.thin(), k.width, l) {
-                // A thin entry point's tile rows and count, its width bound:
-                // constants, where the parameter would hold a register.
-                (Some(_), Some(c), Expr::Let(name, def)) => {
+            match (g.width_var(), k.width, l) {
+                // An entry point's tile sizes and count with its width bound:
+                // constants, where the parameter would hold a register (the
+                // constant that shadows it is declared in the tile's scope).
+                (Some(var), Some(n), Expr::Let(name, def)) => {
                     let mut env = Env::default();
-                    env.set(Var::Cols, i64::from(c));
-                    let free: Vec<Var> = Var::ALL.into_iter().filter(|v| *v != Var::Cols).collect();
+                    env.set(var, i64::from(n));
+                    let free: Vec<Var> = Var::ALL.into_iter().filter(|v| *v != var).collect();
                     w.decl(INDEX_TYPE, &Expr::named(name, def.bind(&env, &free)))?;
                 }
                 _ => w.decl(INDEX_TYPE, l)?,
