@@ -170,7 +170,7 @@ fn permute_launches() -> Result<(f64, f64), String> {
     let mut dst = stream.alloc_zeros::<f32>(n).map_err(|e| e.to_string())?;
     let request = Permute::new(&dims.map(|d| d as u64), &perm, 4);
     let planned = plan(&request).map_err(|e| e.to_string())?;
-    let list: Vec<KernelSource> = plan_kernels(&planned, 4, Strategy::Xor)
+    let list: Vec<KernelSource> = plan_kernels(&planned, Strategy::Xor)
         .map_err(|e| e.to_string())?
         .iter()
         .map(KernelSource::from_kernel)

@@ -92,6 +92,25 @@ fn cases() -> Vec<Case> {
             offset: 0,
         });
     }
+    // A short innermost axis kept in place: its blocks move as wider elements
+    // where both pointers start on them (offset 0 and 4), else as the
+    // permute's own (offset 1).
+    for (dims, perm) in [
+        (vec![51usize, 5, 2, 300, 2], vec![3usize, 0, 1, 2, 4]),
+        (vec![37, 400, 14, 2], vec![0, 2, 1, 3]),
+        (vec![3000, 40, 3], vec![1, 0, 2]),
+        (vec![600, 70, 4], vec![1, 0, 2]),
+    ] {
+        for offset in [0, 1, 4] {
+            out.push(Case {
+                dims: dims.clone(),
+                perm: perm.clone(),
+                src_strides: None,
+                dst_strides: None,
+                offset,
+            });
+        }
+    }
     for i in 0..60 {
         let rank = 2 + (i % 7);
         let budget = 1u64 << 21;

@@ -70,7 +70,7 @@ fn kernel(mv: &Move, from: &[u8], to: &mut [u8], elem: usize) {
     if planned.kind == Kind::Empty {
         return;
     }
-    let kernels = plan_kernels(&planned, elem as u32, Layouts::Xor).expect("kernels build");
+    let kernels = plan_kernels(&planned, Layouts::Xor).expect("kernels build");
     let k = kernels
         .iter()
         .find(|k| kernel_refusal(&k.spec().geometry, k.quotients(), &planned.shape).is_none())

@@ -12,7 +12,7 @@ use bankfree_gen::kernel::order::TileOrder;
 use bankfree_gen::select::choice::permute_tile_rows;
 use bankfree_gen::select::device::{twin, GpuClass};
 use bankfree_gen::select::permute::{
-    plan, plan_kernels, plan_tiles, Kind, Permute, PermuteError, Plan,
+    plan, plan_kernels, plan_tiles, plan_unwidened, Kind, Permute, PermuteError, Plan,
 };
 use bankfree_gen::Kernel;
 use bankfree_gen::Strategy as Layouts;
@@ -73,15 +73,23 @@ fn reference(p: &Permute, src: &[u8], dst: &mut [u8]) {
     }
 }
 
-/// Simulates the kernels of `p`'s plan, and of its tiled plan (a transpose or
-/// copy) where it gathers.
+/// Simulates the kernels of `p`'s plan, of its tiled plan (a transpose or
+/// copy) where it gathers, and of its plain plan where it widens (what runs
+/// where a pointer is off the wider element).
 fn check(p: &Permute) -> Result<usize, TestCaseError> {
     let planned = plan(p);
     let tiles = match &planned {
         Ok(x) if x.kind == Kind::Gather => check_plan(p, plan_tiles(p))?,
         _ => 0,
     };
-    Ok(check_plan(p, planned)? + tiles)
+    let plain = match &planned {
+        Ok(x) if x.unit > 1 => {
+            prop_assert_eq!(u64::from(p.elem_bytes) * x.unit, u64::from(x.elem_bytes));
+            check_plan(p, plan_unwidened(p))?
+        }
+        _ => 0,
+    };
+    Ok(check_plan(p, planned)? + tiles + plain)
 }
 
 /// Simulates every kernel of the plan `planned` of `p` that fits its shape.
@@ -102,15 +110,23 @@ fn check_plan(p: &Permute, planned: Result<Plan, PermuteError>) -> Result<usize,
     if planned.kind == Kind::Empty {
         return Ok(0);
     }
-    prop_assert!(planned.shape.src_elems()? as usize <= n, "{planned:?}");
-    prop_assert!(planned.shape.dst_elems()? as usize <= m, "{planned:?}");
+    // The plan counts in its own elements, `unit` of the permute's each.
+    let unit = planned.unit as usize;
+    prop_assert!(
+        planned.shape.src_elems()? as usize * unit <= n,
+        "{planned:?}"
+    );
+    prop_assert!(
+        planned.shape.dst_elems()? as usize * unit <= m,
+        "{planned:?}"
+    );
     let src = noise(n * e, 3);
     let poison = noise(m * e, 5);
     let mut want = poison.clone();
     reference(p, &src, &mut want);
     let mut ran = 0;
     for strategy in [Layouts::Xor, Layouts::Pad(None)] {
-        let kernels = plan_kernels(&planned, p.elem_bytes, strategy)
+        let kernels = plan_kernels(&planned, strategy)
             .map_err(|e| TestCaseError::fail(format!("{p:?}: {e}")))?;
         prop_assert!(!kernels.is_empty());
         // The last kernel of a list runs every shape of its kind.
@@ -228,9 +244,13 @@ fn the_issue_shapes_plan_as_documented() {
 fn copies_take_rows_along_an_axis_that_fills_a_chunk() {
     // Blocks of 2: along the destination's innermost other axis (2 items) a
     // batch item would be 8 bytes, so the rows run along the longest axis.
-    // (`plan` gathers it: its 4-byte blocks are not whole 16-byte vectors.)
+    // (`plan` widens it: a transpose of 2 x 4194000 4-byte blocks; where a
+    // pointer is off 4 bytes it gathers, its blocks not whole 16-byte vectors.)
     let request = Permute::new(&[2, 4660, 15, 60, 2], &[1, 2, 3, 0, 4], 2);
-    assert_eq!(plan(&request).expect("plans").kind, Kind::Gather);
+    let wide = plan(&request).expect("plans");
+    assert_eq!((wide.kind, wide.elem_bytes), (Kind::Transpose, 4));
+    assert_eq!((wide.shape.rows, wide.shape.cols), (2, 4_194_000));
+    assert_eq!(plan_unwidened(&request).expect("plans").kind, Kind::Gather);
     let p = plan_tiles(&request).expect("plans");
     assert_eq!(p.kind, Kind::Copy);
     assert_eq!(
@@ -270,7 +290,7 @@ fn folded_sides_permute_like_the_cpu() {
         let planned = plan_tiles(&p).expect("plans");
         assert_eq!(planned.shape.fold.counts(), folds, "{dims:?} {perm:?}");
         // Narrow elements run on fewer thread rows, so more loads are in flight.
-        for k in plan_kernels(&planned, e, Layouts::Xor).expect("kernels build") {
+        for k in plan_kernels(&planned, Layouts::Xor).expect("kernels build") {
             let rows = k.spec().geometry.block_rows;
             assert_eq!(rows, permute_tile_rows(e), "{}", k.entry_name());
         }
@@ -327,4 +347,62 @@ fn bad_permutes_are_named() {
         .unwrap_err()
         .to_string()
         .contains("dst_strides has 1 entries"));
+}
+
+#[test]
+fn short_kept_blocks_run_as_wider_elements() {
+    for (dims, perm, e, wide) in [
+        (
+            vec![51u64, 5, 2, 16, 2],
+            vec![3usize, 0, 1, 2, 4],
+            2u32,
+            4u32,
+        ),
+        (vec![3, 40, 2], vec![1, 0, 2], 8, 16),
+        (vec![5, 33, 3], vec![1, 0, 2], 4, 12),
+        (vec![6, 70, 2], vec![1, 0, 2], 1, 2),
+        (vec![4, 2, 9, 4], vec![2, 0, 1, 3], 1, 4),
+    ] {
+        let p = Permute::new(&dims, &perm, e);
+        let planned = plan(&p).expect("plans");
+        assert_eq!(planned.elem_bytes, wide, "{dims:?} {perm:?}");
+        assert_eq!(planned.unit, u64::from(wide / e));
+        assert!(check(&p).expect("simulates") > 0, "{dims:?} {perm:?}");
+        // Strided views whose strides are whole blocks widen too; the others not.
+        let out: Vec<u64> = perm.iter().map(|&a| dims[a]).collect();
+        for pad in [u64::from(wide / e), 1] {
+            // Rows padded by `pad` elements: whole blocks only where it is one.
+            let pads: Vec<u64> = (0..dims.len())
+                .map(|i| if i + 1 == dims.len() { pad } else { 0 })
+                .collect();
+            let v = Permute {
+                src_strides: Some(padded(&dims, &pads)),
+                dst_strides: Some(padded(&out, &pads)),
+                ..p.clone()
+            };
+            let unit = plan(&v).expect("plans").unit;
+            assert_eq!(unit > 1, pad == u64::from(wide / e), "{v:?}");
+            assert!(check(&v).expect("simulates") > 0, "{v:?}");
+        }
+    }
+}
+
+#[test]
+fn a_strided_view_widens_in_units_of_its_blocks() {
+    // [4, 100, 3] f32 -> [100, 4, 3], the source's rows padded to 330.
+    let p = Permute {
+        src_strides: Some(vec![33000, 330, 1]),
+        ..Permute::new(&[4, 100, 3], &[1, 0, 2], 4)
+    };
+    let w = plan(&p).expect("plans");
+    assert_eq!((w.elem_bytes, w.unit), (12, 3));
+    let axes: Vec<(u64, u64, u64)> = w.axes.iter().map(|a| (a.ext, a.src, a.dst)).collect();
+    assert_eq!(axes, vec![(4, 11000, 1), (100, 110, 4)]);
+    assert!(check(&p).expect("simulates") > 0);
+    // Padded to 320, no whole number of blocks: the plain plan.
+    let p = Permute {
+        src_strides: Some(vec![32000, 320, 1]),
+        ..Permute::new(&[4, 100, 3], &[1, 0, 2], 4)
+    };
+    assert_eq!(plan(&p).expect("plans").unit, 1);
 }

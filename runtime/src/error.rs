@@ -142,6 +142,9 @@ pub enum Unfit {
     Shape(Refusal),
     /// A pointer its vectors need aligned is not.
     Pointer { what: &'static str, bytes: u64 },
+    /// A pointer a widened permute's element needs aligned is not (the permute
+    /// then runs on its own elements).
+    Unit { what: &'static str, bytes: u64 },
     /// The kernel takes another number of outer batch axes than the shape has.
     Outer { kernel: u8, shape: u8 },
     /// The kernel folds another number of further (row, column) axes into its
@@ -156,6 +159,10 @@ impl fmt::Display for Unfit {
             Unfit::Pointer { what, bytes } => write!(
                 f,
                 "{what} does not start {bytes}-byte aligned; a vec = 1 kernel runs it"
+            ),
+            Unfit::Unit { what, bytes } => write!(
+                f,
+                "{what} does not start {bytes}-byte aligned, which the blocks moved as one element need; the plain plan runs it"
             ),
             Unfit::Outer { kernel, shape } => write!(
                 f,

@@ -8,6 +8,7 @@ use crate::kernel::KernelSource;
 use crate::tune;
 use bankfree_gen::check::fit::{kernel_refusal, kernel_suits_at};
 use bankfree_gen::check::index32;
+use bankfree_gen::kernel::geometry::unit_of;
 use bankfree_gen::kernel::launch::launch;
 use bankfree_gen::kernel::squat::SQUAT_BLOCKS_PER_SM;
 use bankfree_gen::Shape;
@@ -127,6 +128,24 @@ where
     S: SrcArg<T> + ?Sized,
     D: DstArg<T> + ?Sized,
 {
+    transpose_units(kernels, src, dst, shape, stream, 1)
+}
+
+/// [`transpose_first`] with kernels whose element is `unit` of `T` (a widened
+/// permute's blocks): `shape` counts in them, and each kernel needs both
+/// pointers on its element's alignment too ([`Unfit::Unit`] where one is not).
+pub(crate) fn transpose_units<T, S, D>(
+    kernels: &[KernelSource],
+    src: &S,
+    dst: &mut D,
+    shape: &Shape,
+    stream: Option<&CudaStream>,
+    unit: u64,
+) -> Result<()>
+where
+    S: SrcArg<T> + ?Sized,
+    D: DstArg<T> + ?Sized,
+{
     let mut own = None;
     let on = launch_stream(stream, &*dst, &mut own);
     let Some(last) = kernels.last() else {
@@ -134,14 +153,14 @@ where
     };
     if let [only] = kernels {
         // Nothing to choose or tune: the kernel's own checks, as `transpose`.
-        return run(only, src, dst, shape, Some(on), false);
+        return run(only, src, dst, shape, Some(on), false, unit);
     }
     same_context(src, dst, on)?;
     // Asked once per call: each address is one `device_ptr` (events on a stream).
     let at = (src.address(on), dst.address(on));
     let fit: Vec<bool> = kernels
         .iter()
-        .map(|k| why_unfit(k, at, shape).is_none())
+        .map(|k| why_unfit(k, at, shape, unit).is_none())
         .collect();
     let suit: Vec<bool> = kernels
         .iter()
@@ -165,11 +184,19 @@ where
     };
     if tune::tuning() && candidates.len() > 1 && !shape.is_empty() {
         let ms = tune::time_all(on, candidates.len(), |c| {
-            run(&kernels[candidates[c]], src, dst, shape, Some(on), true)
+            run(
+                &kernels[candidates[c]],
+                src,
+                dst,
+                shape,
+                Some(on),
+                true,
+                unit,
+            )
         })?;
         let times = candidates.iter().copied().zip(ms).collect();
         let best = tune::record(on, kernels, class, times, untuned())?;
-        return run(&kernels[best], src, dst, shape, Some(on), true);
+        return run(&kernels[best], src, dst, shape, Some(on), true, unit);
     }
     let tuned = if candidates.len() > 1 {
         tune::winner(on, kernels, class).filter(|&i| fit[i])
@@ -178,8 +205,8 @@ where
     };
     let chosen = tuned.or_else(untuned);
     match chosen {
-        Some(i) => run(&kernels[i], src, dst, shape, Some(on), true),
-        None => run(last, src, dst, shape, Some(on), false), // its Unfit error
+        Some(i) => run(&kernels[i], src, dst, shape, Some(on), true, unit),
+        None => run(last, src, dst, shape, Some(on), false, unit), // its Unfit error
     }
 }
 
@@ -219,8 +246,22 @@ where
 /// Why `kernel` cannot run this call over buffers at `(src, dst)`, if it cannot
 /// (nothing is formatted: the attribute's calls ask this of every kernel in their
 /// list).
-fn why_unfit(kernel: &KernelSource, (src, dst): (u64, u64), shape: &Shape) -> Option<Unfit> {
+fn why_unfit(
+    kernel: &KernelSource,
+    (src, dst): (u64, u64),
+    shape: &Shape,
+    unit: u64,
+) -> Option<Unfit> {
     let g = kernel.geometry();
+    // A widened element loads as its own unit, which `T` does not align.
+    if unit > 1 {
+        let bytes = unit_of(g.elem_bytes).map_or(1, |(u, _)| u64::from(u.bytes()));
+        for (what, at) in [("src", src), ("dst", dst)] {
+            if !at.is_multiple_of(bytes) {
+                return Some(Unfit::Unit { what, bytes });
+            }
+        }
+    }
     if kernel.outer() != shape.outer.n {
         return Some(Unfit::Outer {
             kernel: kernel.outer(),
@@ -270,10 +311,11 @@ where
     S: SrcArg<T> + ?Sized,
     D: DstArg<T> + ?Sized,
 {
-    run(kernel, src, dst, shape, stream, false)
+    run(kernel, src, dst, shape, stream, false, 1)
 }
 
-/// [`transpose`], skipping the fit check where the caller has just made it.
+/// [`transpose`], skipping the fit check where the caller has just made it, of
+/// kernel elements `unit` of `T` each (the shape counts in them).
 fn run<T, S, D>(
     kernel: &KernelSource,
     src: &S,
@@ -281,20 +323,23 @@ fn run<T, S, D>(
     shape: &Shape,
     stream: Option<&CudaStream>,
     fit_checked: bool,
+    unit: u64,
 ) -> Result<()>
 where
     S: SrcArg<T> + ?Sized,
     D: DstArg<T> + ?Sized,
 {
     let g = kernel.geometry();
-    if std::mem::size_of::<T>() != g.elem_bytes as usize {
+    let t = std::mem::size_of::<T>();
+    if unit == 0 || (t as u64).checked_mul(unit) != Some(u64::from(g.elem_bytes)) {
         return Err(Error::ElementSize {
             entry: kernel.entry().to_string(),
             kernel_bytes: g.elem_bytes,
-            rust_bytes: std::mem::size_of::<T>(),
+            rust_bytes: t,
         });
     }
-    shape.check_buffers(src.len() as u64, dst.len() as u64)?;
+    // Whole kernel elements only: what the kernel may touch lies inside both.
+    shape.check_buffers(src.len() as u64 / unit, dst.len() as u64 / unit)?;
     if shape.is_empty() {
         return Ok(());
     }
@@ -304,7 +349,7 @@ where
     let ctx = stream.context();
     if !fit_checked {
         let at = (src.address(stream), dst.address(stream));
-        if let Some(why) = why_unfit(kernel, at, shape) {
+        if let Some(why) = why_unfit(kernel, at, shape, unit) {
             return Err(Error::Unfit {
                 entry: kernel.entry().to_string(),
                 vec: g.vec,
@@ -316,7 +361,7 @@ where
     // (`R x 1` into `1 x R`, a dense copy) is a copy of those bytes: the copy
     // engine's speed, no kernel.
     if let Some(n) = shape.dense_run() {
-        let n = n as usize;
+        let n = n.saturating_mul(unit) as usize; // within both buffers: checked above
         let from = src.view();
         let mut to = dst.view_mut();
         ffi::copy(&from.slice(..n), &mut to.slice_mut(..n), stream)

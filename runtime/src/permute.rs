@@ -3,11 +3,11 @@
 //! batch, and the kernels it lists are generated once per process and launched
 //! like the attribute's.
 
-use crate::error::Result;
+use crate::error::{Error, Result, Unfit};
 use crate::kernel::KernelSource;
-use crate::launch::{transpose_first, DstArg, SrcArg};
+use crate::launch::{transpose_first, transpose_units, DstArg, SrcArg};
 use bankfree_gen::memo::FxMap;
-use bankfree_gen::select::permute::{plan, plan_kernels, Kind, Permute, MAX_RANK};
+use bankfree_gen::select::permute::{plan, plan_kernels, plan_unwidened, Kind, Permute, MAX_RANK};
 use bankfree_gen::{Shape, Strategy};
 use cudarc::driver::CudaStream;
 use std::collections::HashMap;
@@ -54,14 +54,36 @@ where
     let elem_bytes = u32::try_from(std::mem::size_of::<T>()).unwrap_or(u32::MAX);
     let strategy = opts.strategy.unwrap_or(Strategy::Xor);
     let planned = planned(dims, perm, opts, elem_bytes, strategy)?;
-    let Some((shape, kernels)) = &*planned else {
+    let Some(call) = &*planned else {
         return Ok(()); // an extent of 0: nothing to move
     };
-    transpose_first(kernels, src, dst, shape, opts.stream)
+    let Some(plain) = &call.plain else {
+        return transpose_first(&call.kernels, src, dst, &call.shape, opts.stream);
+    };
+    // Widened: the buffers are checked against the permute's own elements (the
+    // same bytes), so that an error counts in them; a pointer off the wider
+    // element runs the plain plan.
+    plain.0.check_buffers(src.len() as u64, dst.len() as u64)?;
+    match transpose_units(&call.kernels, src, dst, &call.shape, opts.stream, call.unit) {
+        Err(Error::Unfit {
+            why: Unfit::Unit { .. },
+            ..
+        }) => transpose_first(&plain.1, src, dst, &plain.0, opts.stream),
+        done => done,
+    }
 }
 
-/// A planned call: its shape and kernels (`None`: nothing to move).
-type Planned = Option<(Shape, Arc<[KernelSource]>)>;
+/// A planned call: its shape and kernels, `unit` of the permute's elements to
+/// each of theirs, and where that is more than one the plan on the permute's
+/// own elements (`None`: nothing to move).
+type Planned = Option<Call>;
+
+struct Call {
+    shape: Shape,
+    kernels: Arc<[KernelSource]>,
+    unit: u64,
+    plain: Option<(Shape, Arc<[KernelSource]>)>,
+}
 
 /// A call's request in a fixed-size key (no allocation to look it up); `None` for
 /// requests the planner refuses (rank above 8, lengths that differ), which are
@@ -141,7 +163,17 @@ fn planned(
     let p = plan(&request)?;
     let made = Arc::new(match p.kind {
         Kind::Empty => None,
-        _ => Some((p.shape, kernels_for(&p, elem_bytes, strategy)?)),
+        _ => Some(Call {
+            shape: p.shape,
+            kernels: kernels_for(&p, strategy)?,
+            unit: p.unit,
+            plain: if p.unit > 1 {
+                let q = plan_unwidened(&request)?;
+                Some((q.shape, kernels_for(&q, strategy)?))
+            } else {
+                None
+            },
+        }),
     });
     if let (Some(k), Ok(mut m)) = (key, PLANS.write()) {
         let m = m.get_or_insert_with(FxMap::default);
@@ -157,7 +189,6 @@ fn planned(
 /// once per process.
 fn kernels_for(
     planned: &bankfree_gen::select::permute::Plan,
-    elem_bytes: u32,
     strategy: Strategy,
 ) -> Result<Arc<[KernelSource]>> {
     type Key = (Kind, u32, Strategy, u8, [u8; 2]);
@@ -165,7 +196,7 @@ fn kernels_for(
     let shape = &planned.shape;
     let key = (
         planned.kind,
-        elem_bytes,
+        planned.elem_bytes,
         strategy,
         shape.outer.n,
         shape.fold.counts(),
@@ -177,7 +208,7 @@ fn kernels_for(
         return Ok(found);
     }
     // Built outside the lock: two threads may build the same list once each.
-    let built: Arc<[KernelSource]> = plan_kernels(planned, elem_bytes, strategy)?
+    let built: Arc<[KernelSource]> = plan_kernels(planned, strategy)?
         .iter()
         .map(KernelSource::from_kernel)
         .collect();
@@ -201,8 +232,9 @@ mod tests {
         }
     }
 
-    fn call(p: &Arc<Planned>) -> &(Shape, Arc<[KernelSource]>) {
-        Option::as_ref(p).expect("a call to make")
+    fn call(p: &Arc<Planned>) -> (&Shape, &Arc<[KernelSource]>) {
+        let c = Option::as_ref(p).expect("a call to make");
+        (&c.shape, &c.kernels)
     }
 
     #[test]
@@ -226,6 +258,37 @@ mod tests {
                 .unwrap()
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_widened_request_keeps_its_plain_plan_for_other_pointers() {
+        // [a, b, 2] f16 -> [b, a, 2]: 4-byte blocks, one element each.
+        let p = planned(
+            &[510, 300, 2],
+            &[1, 0, 2],
+            &opts(None, None),
+            2,
+            Strategy::Xor,
+        )
+        .unwrap();
+        let c = Option::as_ref(&p).expect("a call to make");
+        assert_eq!(c.unit, 2);
+        assert!(c.kernels.iter().all(|k| k.geometry().elem_bytes == 4));
+        let (shape, kernels) = c.plain.as_ref().expect("the plain plan");
+        assert!(kernels.iter().all(|k| k.geometry().elem_bytes == 2));
+        // Both count the same bytes.
+        assert_eq!(shape.src_elems().unwrap(), 2 * c.shape.src_elems().unwrap());
+        assert_eq!(shape.dst_elems().unwrap(), 2 * c.shape.dst_elems().unwrap());
+        // Blocks of 3 f16 are no element size: not widened.
+        let p = planned(
+            &[510, 300, 3],
+            &[1, 0, 2],
+            &opts(None, None),
+            2,
+            Strategy::Xor,
+        )
+        .unwrap();
+        assert_eq!(Option::as_ref(&p).expect("a call").unit, 1);
     }
 
     #[test]

@@ -262,7 +262,7 @@ fn sampled_permute_kernels_compile_without_spills() {
     for (p, strategy) in sample_permutes(64) {
         for planned in [plan(&p), plan_tiles(&p)] {
             let planned = planned.expect("the sample plans");
-            for k in plan_kernels(&planned, p.elem_bytes, strategy).expect("kernels build") {
+            for k in plan_kernels(&planned, strategy).expect("kernels build") {
                 if seen.insert(k.entry_name()) {
                     outers.insert(k.outer());
                     sources.push(KernelSource::from_kernel(&k));

@@ -9,3 +9,4 @@ mod extremes;
 pub mod gather;
 pub mod permute;
 pub mod table;
+pub mod widen;

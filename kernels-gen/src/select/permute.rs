@@ -21,10 +21,13 @@
 //!      batch;
 //!    * **copy of single elements** where a side has no stride-1 axis (strided
 //!      views): rows along the destination's innermost axis;
-//! 4. and runs a transpose whose tiles would stay mostly empty, or a copy whose
+//! 4. **widens** a copy whose blocks are short: each block becomes one element
+//!    of its bytes, and the other axes are planned again as in 3, mostly a
+//!    transpose of those wider elements ([`crate::select::widen`]);
+//! 5. and runs a transpose whose tiles would stay mostly empty, or a copy whose
 //!    blocks are not whole 16-byte vectors, as a **gather** instead where the
 //!    destination is one dense run ([`crate::select::gather`]; [`plan_tiles`]
-//!    stops before this step).
+//!    stops before steps 4 and 5, [`plan_unwidened`] skips 4).
 //!
 //! The batch axes go innermost first by destination stride, so consecutive batch
 //! items write nearby.
@@ -44,11 +47,12 @@
 use crate::check::fit::{kernel_refusal, kernel_unsuited};
 use crate::ir::expr::{MAX_FOLD, MAX_OUTER};
 use crate::ir::shape::{Axis, Chain, Fold, Outer, Shape, ShapeError};
-use crate::kernel::geometry::{elem_bytes_ok, Quotients, ELEM_SIZES};
+use crate::kernel::geometry::{elem_bytes_ok, unit_of, Quotients, ELEM_SIZES};
 use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::kernel::Kernel;
 use crate::select::choice::{auto_kernels, permute_tile_rows};
 use crate::select::gather::{gather_shape, gathers, gathers_copy, tile_fill};
+use crate::select::widen::widened;
 use serde::Serialize;
 
 /// The highest rank a permute takes.
@@ -141,18 +145,40 @@ pub struct Plan {
     pub kind: Kind,
     /// The call: rows, cols, pitches and the batch axes (`outer`).
     pub shape: Shape,
+    /// The element size the axes and the shape count in: the permute's, or a
+    /// block of `unit` of its elements ([`crate::select::widen`]).
+    pub elem_bytes: u32,
+    /// The permute's elements in one of the plan's (1 unless widened).
+    pub unit: u64,
 }
 
 /// Plans `p` (see the module docs). The shape is validated: both tensors' strides
 /// describe layouts in which no two elements share a place.
 pub fn plan(p: &Permute) -> Result<Plan, PermuteError> {
     let tiled = plan_tiles(p)?;
+    match widened(&tiled.axes, p.elem_bytes).filter(|_| tiled.kind == Kind::Copy) {
+        Some((axes, elem_bytes, unit)) => gathered(axes_plan(axes, elem_bytes, unit)?),
+        None => gathered(tiled),
+    }
+}
+
+/// [`plan`] on the permute's own elements, never widened: what runs where a
+/// pointer is off the widened element's alignment ([`Plan::align`]).
+pub fn plan_unwidened(p: &Permute) -> Result<Plan, PermuteError> {
+    gathered(plan_tiles(p)?)
+}
+
+/// `tiled` (a transpose or copy), or the gather that runs it faster.
+fn gathered(tiled: Plan) -> Result<Plan, PermuteError> {
     let gather = match tiled.kind {
-        Kind::Transpose => gathers(&tiled.axes, &tiled.shape, p.elem_bytes),
+        Kind::Transpose => gathers(&tiled.axes, &tiled.shape, tiled.elem_bytes),
         Kind::Copy => {
-            let widest = copy_vecs(p.elem_bytes)[0];
-            widest * p.elem_bytes == 16
-                && gathers_copy(&TransposeSpec::copy(p.elem_bytes, widest)?, &tiled.shape)
+            let widest = copy_vecs(tiled.elem_bytes)[0];
+            widest * tiled.elem_bytes == 16
+                && gathers_copy(
+                    &TransposeSpec::copy(tiled.elem_bytes, widest)?,
+                    &tiled.shape,
+                )
         }
         _ => false,
     };
@@ -167,6 +193,35 @@ pub fn plan(p: &Permute) -> Result<Plan, PermuteError> {
         }
     }
     Ok(tiled)
+}
+
+/// The plan of merged `axes` (every extent above 1) of `elem_bytes`-byte
+/// elements, each `unit` of the permute's: a transpose, or a copy where one axis
+/// is innermost on both sides.
+fn axes_plan(axes: Vec<Axis>, elem_bytes: u32, unit: u64) -> Result<Plan, PermuteError> {
+    let shape = shape_of(&axes, elem_bytes)?;
+    shape.validate()?;
+    let kind = if shape.copy {
+        Kind::Copy
+    } else {
+        Kind::Transpose
+    };
+    Ok(Plan {
+        axes,
+        kind,
+        shape,
+        elem_bytes,
+        unit,
+    })
+}
+
+impl Plan {
+    /// The byte alignment both buffers need for this plan's kernels to load and
+    /// store its elements: that of the permute's elements, or of the wider unit
+    /// a widened plan moves (the runtime runs [`plan_unwidened`] otherwise).
+    pub fn align(&self) -> u64 {
+        unit_of(self.elem_bytes).map_or(1, |(u, _)| u64::from(u.bytes()))
+    }
 }
 
 /// [`plan`] without the gather: a transpose wherever the innermost axes differ
@@ -222,18 +277,13 @@ pub fn plan_tiles(p: &Permute) -> Result<Plan, PermuteError> {
             axes,
             kind: Kind::Empty,
             shape: empty,
+            elem_bytes: p.elem_bytes,
+            unit: 1,
         });
     }
     axes.retain(|a| a.ext > 1);
     merge(&mut axes);
-    let shape = shape_of(&axes, p.elem_bytes)?;
-    shape.validate()?;
-    let kind = if shape.copy {
-        Kind::Copy
-    } else {
-        Kind::Transpose
-    };
-    Ok(Plan { axes, kind, shape })
+    axes_plan(axes, p.elem_bytes, 1)
 }
 
 /// Whether two elements of a tensor of `dims` and `strides` share a place: sorted
@@ -515,11 +565,8 @@ pub fn copy_vecs(elem_bytes: u32) -> Vec<u32> {
 /// first that fits and suits the shape): for a transpose, what `tile = auto` runs
 /// for `strategy` ([`auto_kernels`]) with the plan's outer batch axes; for a copy,
 /// the copy kernels from the widest vector down; for an empty call, none.
-pub fn plan_kernels(
-    plan: &Plan,
-    elem_bytes: u32,
-    strategy: Strategy,
-) -> Result<Vec<Kernel>, PermuteError> {
+pub fn plan_kernels(plan: &Plan, strategy: Strategy) -> Result<Vec<Kernel>, PermuteError> {
+    let elem_bytes = plan.elem_bytes;
     let outer = plan.shape.outer.n;
     // The 32-wide scalar tile a permute's transposes fold on or end on.
     let tile = || {

@@ -57,7 +57,7 @@ fn planned(a: &PermuteArgs) -> Result<(Permute, Plan, Option<Kernel>, Vec<String
         elem_bytes: a.elem_bytes,
     };
     let pl = plan(&p).map_err(|e| e.to_string())?;
-    let kernels = plan_kernels(&pl, a.elem_bytes, strategy).map_err(|e| e.to_string())?;
+    let kernels = plan_kernels(&pl, strategy).map_err(|e| e.to_string())?;
     let names = kernels.iter().map(Kernel::entry_name).collect();
     let chosen = pick(&kernels, &pl.shape).cloned();
     if chosen.is_none() && pl.kind != Kind::Empty {
@@ -97,6 +97,8 @@ pub fn run(o: &mut String, a: &PermuteArgs) -> Result<(), String> {
             "dims": p.dims,
             "perm": p.perm,
             "elem_bytes": p.elem_bytes,
+            "plan_elem_bytes": pl.elem_bytes,
+            "unit": pl.unit,
             "axes": pl.axes,
             "plan": pl.kind,
             "shape": pl.shape,
@@ -118,9 +120,20 @@ pub fn run(o: &mut String, a: &PermuteArgs) -> Result<(), String> {
         "permute of dims {:?} by perm {:?}, {}-byte elements",
         p.dims, p.perm, p.elem_bytes
     );
+    if pl.unit > 1 {
+        let _ = writeln!(
+            o,
+            "widened: the innermost axis stays in place, so each block of {} elements moves as one {}-byte element (where both pointers start on {} bytes; else as {}-byte elements)",
+            pl.unit,
+            pl.elem_bytes,
+            pl.align(),
+            p.elem_bytes
+        );
+    }
     let _ = writeln!(
         o,
-        "merged axes, source order (extent: source stride, destination stride):"
+        "merged axes, source order (extent: source stride, destination stride{}):",
+        if pl.unit > 1 { ", in blocks" } else { "" }
     );
     for x in &pl.axes {
         let _ = writeln!(o, "  {:>10}: {:>12} {:>12}", x.ext, x.src, x.dst);
