@@ -3,7 +3,7 @@
 
 use crate::ir::expr::{Expr, Guard, Less, Var};
 use crate::kernel::batch::BatchBase;
-use crate::kernel::geometry::{Geometry, COPY_ITERS};
+use crate::kernel::geometry::Geometry;
 use crate::kernel::moves::{Mem, Move, Place};
 use crate::kernel::tiling::Tiling;
 
@@ -54,7 +54,7 @@ pub(crate) fn copy_moves(
             index: at(&batch.dst, Var::DstLd),
         },
         transpose: false,
-        iters: COPY_ITERS,
+        iters: g.copy_iters(),
         pack: None,
     };
     (vec![base, r0, off0], vec![mv])

@@ -107,13 +107,20 @@ fn pragma(u: u32, iters: u32) -> String {
 /// not hundreds. NVRTC 13.0 spilled 8 to 32 bytes staging 8 rows (tile 64, 8 thread
 /// rows: f32 vec 2 and the naive 2-byte kernel, 64-bit builds on sm_90) and 16-byte
 /// vectors (t32 r16 f32 vec 4 rotate, sm_75/80).
+///
+/// A `copy` kernel's move of vectors narrower than 16 bytes is staged too: with
+/// one load-store pair per iteration NVRTC 13.0 kept one load in flight at a
+/// time (H100, CuPy, the copy of `[59,4,71089]` by `[1,0,2]` f16 one element
+/// per step: 0.55 of memcpy as emitted, 0.88 with its loads issued first, 8 a
+/// thread; u8: 0.31 and 0.49).
 fn stages(k: &Kernel, mv: &Move, u: u32) -> bool {
-    mv.from.mem == Mem::Src
-        && k.spec.geometry.form == Form::Tile
+    let g = &k.spec.geometry;
+    let tile = g.form == Form::Tile
         && k.layout != Layout::Direct
         && (2..=4).contains(&mv.iters)
-        && u == mv.iters
-        && k.unit.bytes() < 16
+        && k.unit.bytes() < 16;
+    let copy = g.form == Form::Copy && g.vec_bytes() < 16;
+    mv.from.mem == Mem::Src && u == mv.iters && (tile || copy)
 }
 
 /// The C type of a `vec x vec` kernel's accesses: one row of a block.
