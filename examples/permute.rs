@@ -215,8 +215,19 @@ fn run(filters: &[String], random: Option<(usize, u64)>, cases_out: Option<&str>
         let p = plan(&Permute::new(&d, perm, e as u32)).map_err(err)?;
         let s = p.shape;
         let mb = dims.iter().product::<usize>() * e;
+        let folded = if s.fold.counts() == [0, 0] {
+            String::new()
+        } else {
+            format!(", folded {:?}", s.fold.counts())
+        };
+        // A short block kept innermost moves as one wider element.
+        let widened = if p.unit > 1 {
+            format!(", {}-byte elements", p.elem_bytes)
+        } else {
+            String::new()
+        };
         println!(
-            "{name:<28} {:>10.1} {t:>11.4} {c:>11.4} {:>7.3}  {:?} batch {} ({} outer axes) of {} x {}{}",
+            "{name:<28} {:>10.1} {t:>11.4} {c:>11.4} {:>7.3}  {:?} batch {} ({} outer axes) of {} x {}{folded}{widened}",
             mb as f64 / 1e6,
             c / t,
             p.kind,
@@ -224,11 +235,6 @@ fn run(filters: &[String], random: Option<(usize, u64)>, cases_out: Option<&str>
             s.outer.n,
             s.rows,
             s.cols,
-            if s.fold.counts() == [0, 0] {
-                String::new()
-            } else {
-                format!(", folded {:?}", s.fold.counts())
-            }
         );
     }
     Ok(())
