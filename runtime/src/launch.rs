@@ -8,7 +8,7 @@ use crate::kernel::KernelSource;
 use crate::tune;
 use bankfree_gen::check::fit::{kernel_refusal, kernel_suits_at};
 use bankfree_gen::check::index32;
-use bankfree_gen::kernel::geometry::unit_of;
+use bankfree_gen::kernel::geometry::elem_align;
 use bankfree_gen::kernel::launch::launch;
 use bankfree_gen::kernel::squat::SQUAT_BLOCKS_PER_SM;
 use bankfree_gen::Shape;
@@ -255,7 +255,7 @@ fn why_unfit(
     let g = kernel.geometry();
     // A widened element loads as its own unit, which `T` does not align.
     if unit > 1 {
-        let bytes = unit_of(g.elem_bytes).map_or(1, |(u, _)| u64::from(u.bytes()));
+        let bytes = u64::from(elem_align(g.elem_bytes));
         for (what, at) in [("src", src), ("dst", dst)] {
             if !at.is_multiple_of(bytes) {
                 return Some(Unfit::Unit { what, bytes });

@@ -228,7 +228,7 @@ pub fn thin_shared_words() -> u32 {
 }
 
 /// Vectors a `copy` kernel's thread moves per chunk (twice as many where they
-/// are narrower than 16 bytes: [`Geometry::copy_iters`]).
+/// are staged: [`Geometry::copy_iters`]).
 pub const COPY_ITERS: u32 = 4;
 
 /// Most vectors per row a `copy` kernel takes: its thread divides a position in
@@ -400,6 +400,12 @@ pub fn unit_of(bytes: u32) -> Option<(Unit, u32)> {
         b if b % 4 == 0 && b > 0 && b <= MAX_ELEM_BYTES => (Unit::U32, b / 4),
         _ => return None,
     })
+}
+
+/// The alignment in bytes an element of `bytes` is loaded and stored at: the
+/// size of its unit ([`unit_of`]; 1 outside [`ELEM_SIZES`]).
+pub fn elem_align(bytes: u32) -> u32 {
+    unit_of(bytes).map_or(1, |(u, _)| u.bytes())
 }
 
 /// Whether `bytes` is a supported element size ([`ELEM_SIZES`]).
@@ -591,17 +597,27 @@ impl Geometry {
         self.threads() * self.copy_iters()
     }
 
-    /// Vectors a `copy` kernel's thread moves per chunk, all loaded before the
-    /// first is stored: [`COPY_ITERS`], twice that for vectors narrower than 16
-    /// bytes (H100, CuPy, copies of blocks of odd lengths, one 2-byte element per
-    /// step: 0.77 to 0.79 of memcpy with 4 a thread, 0.83 to 0.88 with 8, 0.78 to
-    /// 0.88 with 16; 1-byte: 0.44, 0.48 to 0.49, 0.49 to 0.52 with 63 registers).
+    /// Vectors a `copy` kernel's thread moves per chunk: [`COPY_ITERS`], twice
+    /// that where [`Self::copy_stages`] (H100, CuPy, copies of blocks of odd
+    /// lengths, one 2-byte element per step, loaded first: 0.77 to 0.79 of
+    /// memcpy with 4 a thread, 0.83 to 0.88 with 8, 0.78 to 0.88 with 16;
+    /// 1-byte: 0.44, 0.48 to 0.49, 0.49 to 0.52 with 63 registers).
     pub fn copy_iters(&self) -> u32 {
-        if self.form == Form::Copy && self.vec_bytes() < 16 {
+        if self.copy_stages() {
             2 * COPY_ITERS
         } else {
             COPY_ITERS
         }
+    }
+
+    /// Whether a `copy` kernel's vectors are narrower than 16 bytes and its
+    /// elements one unit each (not word arrays, whose words the move's loop
+    /// unrolls in part): it moves [`Self::copy_iters`] of them a thread, all
+    /// loaded before the first store.
+    pub fn copy_stages(&self) -> bool {
+        self.form == Form::Copy
+            && self.vec_bytes() < 16
+            && unit_of(self.elem_bytes).is_some_and(|(_, n)| n == 1)
     }
 
     /// Threads per block.

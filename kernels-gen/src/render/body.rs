@@ -119,8 +119,7 @@ fn stages(k: &Kernel, mv: &Move, u: u32) -> bool {
         && k.layout != Layout::Direct
         && (2..=4).contains(&mv.iters)
         && k.unit.bytes() < 16;
-    let copy = g.form == Form::Copy && g.vec_bytes() < 16;
-    mv.from.mem == Mem::Src && u == mv.iters && (tile || copy)
+    mv.from.mem == Mem::Src && u == mv.iters && (tile || g.copy_stages())
 }
 
 /// The C type of a `vec x vec` kernel's accesses: one row of a block.

@@ -47,7 +47,7 @@
 use crate::check::fit::{kernel_refusal, kernel_unsuited};
 use crate::ir::expr::{MAX_FOLD, MAX_OUTER};
 use crate::ir::shape::{Axis, Chain, Fold, Outer, Shape, ShapeError};
-use crate::kernel::geometry::{elem_bytes_ok, unit_of, Quotients, ELEM_SIZES};
+use crate::kernel::geometry::{elem_align, elem_bytes_ok, Quotients, ELEM_SIZES};
 use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::kernel::Kernel;
 use crate::select::choice::{auto_kernels, permute_tile_rows};
@@ -220,7 +220,7 @@ impl Plan {
     /// store its elements: that of the permute's elements, or of the wider unit
     /// a widened plan moves (the runtime runs [`plan_unwidened`] otherwise).
     pub fn align(&self) -> u64 {
-        unit_of(self.elem_bytes).map_or(1, |(u, _)| u64::from(u.bytes()))
+        u64::from(elem_align(self.elem_bytes))
     }
 }
 
