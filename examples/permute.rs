@@ -6,11 +6,14 @@
 //!
 //! `cargo run --release --example permute [-- --case TEXT]...`
 //! `cargo run --release --example permute -- --random N [--seed S] [--cases FILE]`
+//! `cargo run --release --example permute -- --shape E:DIMS:PERM... [--cases FILE]`
 //!
 //! `--random` draws `N` permutes instead (ranks 3 to 6, extents 2 to 64 but one
-//! axis that brings the tensor to about 32 MB, element sizes 1, 2, 4 and 8 bytes)
-//! and `--cases` writes them as JSON. Without a GPU it says what is missing and
-//! exits with 2. `scripts/gpu/peers.py --permute [--cases FILE]` times torch's
+//! axis that brings the tensor to about 32 MB, element sizes 1, 2, 4 and 8
+//! bytes); `--shape` runs the permutes it names, e.g. `--shape 1:3355443x5x2:2,1,0`
+//! (`E`-byte elements, the source's extents, the permutation). `--cases` writes
+//! the cases run as JSON. Without a GPU it says what is missing and exits with 2.
+//! `scripts/gpu/peers.py --permute [--cases FILE]` times torch's
 //! `y.copy_(x.permute(p))` on the same cases.
 
 mod common;
@@ -133,7 +136,7 @@ where
 }
 
 /// `n` permutes drawn from `seed` (see the module docs).
-fn draw(n: usize, seed: u64) -> Vec<(String, Vec<usize>, Vec<usize>, usize)> {
+fn draw(n: usize, seed: u64) -> Vec<Case> {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut next = |m: usize| {
         x ^= x << 13;
@@ -168,7 +171,35 @@ fn draw(n: usize, seed: u64) -> Vec<(String, Vec<usize>, Vec<usize>, usize)> {
         .collect()
 }
 
-fn run(filters: &[String], random: Option<(usize, u64)>, cases_out: Option<&str>) -> Res<()> {
+type Case = (String, Vec<usize>, Vec<usize>, usize);
+
+/// The case of a `--shape` argument, `E:D0xD1x..:P0,P1,..`.
+fn parse_shape(text: &str) -> Res<Case> {
+    let bad = |why: &str| format!("--shape {text}: {why} (e.g. `1:3355443x5x2:2,1,0`)");
+    let parts: Vec<&str> = text.split(':').collect();
+    let [e, dims, perm] = parts.as_slice() else {
+        return Err(bad("three parts separated by `:`"));
+    };
+    let e: usize = e.parse().map_err(|_| bad("element bytes"))?;
+    if ![1, 2, 4, 8].contains(&e) {
+        return Err(bad("element bytes 1, 2, 4 or 8"));
+    }
+    let list = |t: &str, sep: char| -> Res<Vec<usize>> {
+        t.split(sep)
+            .map(|x| x.parse().map_err(|_| bad(&format!("`{x}` is no number"))))
+            .collect()
+    };
+    let (dims, perm) = (list(dims, 'x')?, list(perm, ',')?);
+    let name = format!("{dims:?}{perm:?}e{e}").replace(' ', "");
+    Ok((name, dims, perm, e))
+}
+
+fn run(
+    filters: &[String],
+    random: Option<(usize, u64)>,
+    shapes: Vec<Case>,
+    cases_out: Option<&str>,
+) -> Res<()> {
     let ctx = CudaContext::new(0).map_err(err)?;
     let stream = ctx.default_stream();
     println!(
@@ -180,8 +211,9 @@ fn run(filters: &[String], random: Option<(usize, u64)>, cases_out: Option<&str>
         "{:<28} {:>10} {:>11} {:>11} {:>7}  plan",
         "case", "MB", "permute ms", "memcpy ms", "ratio"
     );
-    let cases: Vec<(String, Vec<usize>, Vec<usize>, usize)> = match random {
+    let cases: Vec<Case> = match random {
         Some((n, seed)) => draw(n, seed),
+        None if !shapes.is_empty() => shapes,
         None => CASES
             .iter()
             .map(|(n, d, p, e)| (n.to_string(), d.to_vec(), p.to_vec(), *e))
@@ -262,11 +294,23 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let shapes: Res<Vec<Case>> = args
+        .windows(2)
+        .filter(|w| w[0] == "--shape")
+        .map(|w| parse_shape(&w[1]))
+        .collect();
+    let shapes = match shapes {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     if let Err(e) = bankfree::runtime::probe() {
         eprintln!("no GPU run: {e}");
         return ExitCode::from(2);
     }
-    match run(&filters, random, value("--cases").as_deref()) {
+    match run(&filters, random, shapes, value("--cases").as_deref()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");

@@ -94,14 +94,23 @@ fn cases() -> Vec<Case> {
     }
     // A short innermost axis kept in place: its blocks move as wider elements
     // where both pointers start on them (offset 0 and 4), else as the
-    // permute's own (offset 1).
-    for (dims, perm) in [
-        (vec![51usize, 5, 2, 300, 2], vec![3usize, 0, 1, 2, 4]),
-        (vec![37, 400, 14, 2], vec![0, 2, 1, 3]),
-        (vec![3000, 40, 3], vec![1, 0, 2]),
-        (vec![600, 70, 4], vec![1, 0, 2]),
+    // permute's own (offset 1). Then a long outer axis over short inner ones
+    // the permute reorders: one source run of columns over several axes, the
+    // thin kernel's folded columns (1- and 2-byte elements), at any phase.
+    for (dims, perm, offsets) in [
+        (
+            vec![51usize, 5, 2, 300, 2],
+            vec![3usize, 0, 1, 2, 4],
+            [0, 1, 4],
+        ),
+        (vec![37, 400, 14, 2], vec![0, 2, 1, 3], [0, 1, 4]),
+        (vec![3000, 40, 3], vec![1, 0, 2], [0, 1, 4]),
+        (vec![600, 70, 4], vec![1, 0, 2], [0, 1, 4]),
+        (vec![30_011, 5, 2], vec![2, 1, 0], [0, 1, 3]),
+        (vec![20_000, 2, 3, 2], vec![3, 2, 1, 0], [0, 1, 3]),
+        (vec![3, 9_001, 4, 2], vec![0, 3, 2, 1], [0, 1, 3]),
     ] {
-        for offset in [0, 1, 4] {
+        for offset in offsets {
             out.push(Case {
                 dims: dims.clone(),
                 perm: perm.clone(),

@@ -6,8 +6,9 @@ mod common;
 
 use common::noise;
 
-use bankfree_gen::check::fit::kernel_refusal;
+use bankfree_gen::check::fit::{kernel_refusal, Refusal};
 use bankfree_gen::check::sim;
+use bankfree_gen::ir::shape::{Axis, Chain, Fold, Shape};
 use bankfree_gen::kernel::order::TileOrder;
 use bankfree_gen::select::choice::permute_tile_rows;
 use bankfree_gen::select::device::{twin, GpuClass};
@@ -405,4 +406,59 @@ fn a_strided_view_widens_in_units_of_its_blocks() {
         ..Permute::new(&[4, 100, 3], &[1, 0, 2], 4)
     };
     assert_eq!(plan(&p).expect("plans").unit, 1);
+}
+
+#[test]
+fn a_short_source_run_of_several_axes_runs_the_thin_kernel() {
+    use bankfree_gen::select::permute::pick;
+    // A long outer axis over short inner ones whose order the permute changes:
+    // one source run of up to 32 columns, each column a destination row.
+    for (dims, perm, e, folds) in [
+        (vec![2100u64, 5, 2], vec![2usize, 1, 0], 1u32, 1u8),
+        (vec![1100, 3, 3], vec![2, 1, 0], 2, 1),
+        (vec![2000, 2, 3, 2], vec![3, 2, 1, 0], 1, 2),
+        (vec![3, 1500, 4, 2], vec![0, 3, 2, 1], 1, 1),
+        (vec![700, 7, 4], vec![1, 2, 0], 2, 0),
+    ] {
+        let p = Permute::new(&dims, &perm, e);
+        let planned = plan(&p).expect("plans");
+        assert_eq!(planned.kind, Kind::Transpose, "{dims:?} {perm:?}");
+        assert_eq!(planned.shape.fold.counts(), [0, folds], "{dims:?} {perm:?}");
+        let kernels = plan_kernels(&planned, Layouts::Xor).expect("kernels build");
+        let k = pick(&kernels, &planned.shape).expect("one fits");
+        assert!(
+            k.spec().geometry.thins(),
+            "{dims:?} {perm:?}: {}",
+            k.entry_name()
+        );
+        assert!(check(&p).expect("simulates") > 0, "{dims:?} {perm:?}");
+    }
+    // Folded columns that are not one source run (the planner folds only
+    // contiguous ones; a shape made by hand): the thin kernel refuses them.
+    let planned = plan(&Permute::new(&[2100, 5, 2], &[2, 1, 0], 1)).expect("plans");
+    let kernels = plan_kernels(&planned, Layouts::Xor).expect("kernels build");
+    let thin = &kernels[0];
+    assert!(thin.spec().geometry.thins());
+    let gapped = Shape {
+        fold: Fold {
+            cols: Chain::new(&[Axis {
+                ext: 5,
+                src: 3,
+                dst: 2100,
+            }])
+            .expect("one axis"),
+            ..planned.shape.fold
+        },
+        ..planned.shape
+    };
+    let g = thin.spec().geometry;
+    assert_eq!(
+        kernel_refusal(&g, thin.quotients(), &gapped),
+        Some(Refusal::FoldRun {
+            axis: 1,
+            stride: 3,
+            run: 2
+        })
+    );
+    assert_eq!(kernel_refusal(&g, thin.quotients(), &planned.shape), None);
 }

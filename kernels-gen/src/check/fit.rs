@@ -24,8 +24,12 @@ use std::fmt;
 pub enum Refusal {
     /// A transpose shape on a `copy` kernel, or a copy on a transpose kernel.
     Copy { form: Form, copy: bool },
-    /// Folded tile sides on a kernel other than a scalar `tile` one.
+    /// Folded tile sides on a kernel other than a scalar `tile` one (or folded
+    /// rows on a `thin` one).
     FoldForm { form: Form, vec: u32 },
+    /// A `thin` kernel and folded columns that are not one run in the source:
+    /// column axis `axis` lies `stride` elements apart, not `run`.
+    FoldRun { axis: u8, stride: u64, run: u64 },
     /// A folded side whose axis extents a kernel cannot split exactly: an extent
     /// below 2, or `side * extent` past 32 bits.
     FoldSplit {
@@ -159,6 +163,10 @@ impl fmt::Display for Refusal {
             Refusal::FoldForm { form, vec } => write!(
                 f,
                 "folded tile sides need a scalar tile kernel, not a {form} kernel of {vec}-element blocks"
+            ),
+            Refusal::FoldRun { axis, stride, run } => write!(
+                f,
+                "folded column axis {axis} lies {stride} elements apart in the source, not {run}: a thin kernel needs its columns stored as one run; a tile kernel runs it"
             ),
             Refusal::FoldSplit { side, n, ext } => write!(
                 f,
@@ -419,15 +427,36 @@ fn planar_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
 }
 
 /// Why a kernel cannot run a shape with folded sides, if it cannot: it must be a
-/// scalar `tile` kernel, and each side's divisions (by the extents of all but its
-/// outermost axis, as [`crate::ir::expr::Expr::quot`]) exact for every index a
-/// tile reaches (below the side plus two tiles).
+/// scalar `tile` kernel, or a `thin` one whose rows do not fold and whose column
+/// axes continue each other in the source (the row one run), and each side's
+/// divisions (by the extents of all but its outermost axis, as
+/// [`crate::ir::expr::Expr::quot`]) exact for every index a tile reaches (below
+/// the side plus two tiles).
 fn fold_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
-    if g.form != Form::Tile || g.vec > 1 {
+    let folds = match g.form {
+        Form::Tile => g.vec == 1,
+        Form::Thin => shape.fold.rows.n == 0,
+        _ => false,
+    };
+    if !folds {
         return Some(Refusal::FoldForm {
             form: g.form,
             vec: g.vec,
         });
+    }
+    if g.form == Form::Thin {
+        let mut run = 1u64;
+        for k in 1..=shape.fold.cols.n {
+            run = run.saturating_mul(shape.fold_value(Var::ColExt(k - 1)));
+            let stride = shape.fold_value(Var::ColSrc(k));
+            if stride != run {
+                return Some(Refusal::FoldRun {
+                    axis: k,
+                    stride,
+                    run,
+                });
+            }
+        }
     }
     let reach = 2 * u64::from(g.tile);
     let sides = [

@@ -297,19 +297,30 @@ impl Kernel {
 
     /// This kernel with folded tile sides ([`crate::ir::shape::Fold`]): its source
     /// rows run over `rows + 1` axes and its columns over `cols + 1`, each index
-    /// split into its multi-index (extra kernel parameters). Only the scalar
-    /// `tile` form folds (at most [`MAX_FOLD`] more axes per side).
+    /// split into its multi-index (extra kernel parameters). The scalar `tile`
+    /// form folds both sides, the `thin` form its columns (a source stored as
+    /// one run whose columns are several axes; each column's destination row is
+    /// the split's offset); at most [`MAX_FOLD`] more axes per side.
     ///
     /// ```
     /// use bankfree_gen::{Kernel, Strategy, TransposeSpec};
     /// let k = Kernel::build(TransposeSpec::new(32, 4, Strategy::Xor)?)?.with_fold(1, 2)?;
     /// assert_eq!(k.entry_name(), "bankfree_transpose_t32_r8_e4_xor505_f12");
     /// assert!(bankfree_gen::emit(&k).contains("col_dst2"));
+    /// // A thin kernel's columns over two axes; its rows do not fold.
+    /// let thin = Kernel::build(TransposeSpec::thin(1)?)?;
+    /// assert_eq!(thin.with_fold(0, 1)?.fold(), [0, 1]);
+    /// assert!(thin.with_fold(1, 0).is_err());
     /// # Ok::<(), bankfree_gen::SpecError>(())
     /// ```
     pub fn with_fold(&self, rows: u8, cols: u8) -> Result<Kernel, SpecError> {
         let g = &self.spec.geometry;
-        if rows > MAX_FOLD || cols > MAX_FOLD || g.form != Form::Tile || g.vec > 1 {
+        let folds = match g.form {
+            Form::Tile => g.vec == 1,
+            Form::Thin => rows == 0,
+            _ => false,
+        };
+        if rows > MAX_FOLD || cols > MAX_FOLD || !folds {
             return Err(SpecError::Fold {
                 rows,
                 cols,
@@ -413,7 +424,7 @@ impl Kernel {
                 (lets, moves)
             }
             Form::Thin => {
-                let (lets, t) = thin_exprs(&geometry, &batch);
+                let (lets, t) = thin_exprs(&geometry, &batch, &folds[1]);
                 thin = Some(Box::new(t));
                 (lets, Vec::new())
             }

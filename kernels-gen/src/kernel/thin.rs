@@ -27,6 +27,12 @@
 //! width a constant inside: the column loop unrolls, every index folds, and
 //! each takes only the registers and the stage its width needs.
 //!
+//! The columns may run over several axes ([`crate::Kernel::with_fold`] with
+//! no row axes): a permute's source run whose short inner axes the
+//! destination reorders. Column `k`'s destination row then starts at the
+//! split's offset ([`Thin::dst_lets`]) in place of `k * dst_ld`; the stage
+//! and the lanes' reads are the plain width's.
+//!
 //! ```
 //! use bankfree_gen::{emit, Kernel, TransposeSpec};
 //! let k = Kernel::build(TransposeSpec::thin(1)?)?;
@@ -37,6 +43,7 @@
 
 use crate::ir::expr::{Expr, Guard, Less, Var};
 use crate::kernel::batch::BatchBase;
+use crate::kernel::fold::{self, Side};
 use crate::kernel::geometry::Geometry;
 pub use crate::kernel::geometry::{
     thin_shared_words, thin_stage_vectors, thin_stage_words, thin_subtiles, thin_subtiles_of,
@@ -164,6 +171,9 @@ pub struct Thin {
     pub read: Expr,
     /// The funnel shift that realigns the row's words (`8 * (ko % 4)` bits).
     pub row_shift: Expr,
+    /// The values that split column `Var::K` into its axes' indices where the
+    /// columns fold ([`crate::Kernel::with_fold`]), declared before `dst_row`.
+    pub dst_lets: Vec<Expr>,
     /// Per destination row `Var::K` (a source column): `e0`, its first element.
     pub dst_row: Expr,
     /// `ts`: the tile's first source row's position in its destination word.
@@ -190,8 +200,13 @@ pub struct Thin {
     pub interior: Guard,
 }
 
-/// The tile lets and the expressions of a `thin` kernel.
-pub(crate) fn thin_exprs(g: &Geometry, batch: &BatchBase) -> (Vec<Expr>, Thin) {
+/// The tile lets and the expressions of a `thin` kernel whose columns fold over
+/// the axes of `col_magics` ([`fold::magics`]; none for a plain width).
+pub(crate) fn thin_exprs(
+    g: &Geometry,
+    batch: &BatchBase,
+    col_magics: &[Expr],
+) -> (Vec<Expr>, Thin) {
     let v = Expr::var;
     let vec = i64::from(g.vec);
     let eb = i64::from(g.elem_bytes);
@@ -238,8 +253,10 @@ pub(crate) fn thin_exprs(g: &Geometry, batch: &BatchBase) -> (Vec<Expr>, Thin) {
     let turn = Expr::small("tn", first_word.clone().and(3));
     let row_shift = row_bytes.clone().and(3) * 8;
 
-    // The write side: destination row `Var::K`.
-    let dst_row = Expr::named("e0", batch.dst.clone() + v(Var::K) * v(Var::DstLd));
+    // The write side: destination row `Var::K`, `K * dst_ld` apart unless the
+    // columns fold (the source run's columns are then several axes).
+    let split = fold::split(v(Var::K), Side::Cols, col_magics, 1);
+    let dst_row = Expr::named("e0", batch.dst.clone() + split.dst);
     let ts = Expr::small(
         "ts",
         (dst_row.clone() + v(Var::DstOff) + r0.clone()).and(vec - 1),
@@ -281,6 +298,7 @@ pub(crate) fn thin_exprs(g: &Geometry, batch: &BatchBase) -> (Vec<Expr>, Thin) {
         word,
         read,
         row_shift,
+        dst_lets: split.lets,
         dst_row,
         ts: ts.clone(),
         word_end,

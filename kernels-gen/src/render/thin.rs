@@ -167,7 +167,7 @@ fn columns(w: &mut CWriter, k: &Kernel, t: &Thin, cols: u32) -> fmt::Result {
                             "const unsigned prev = __shfl_up_sync(0xffffffffu, out, 1);"
                         )?;
                         w.block(format_args!("if ({})", t.stores.c()), |w| {
-                            for l in [&t.dst_row, &t.ts, &t.word_end] {
+                            for l in t.dst_lets.iter().chain([&t.dst_row, &t.ts, &t.word_end]) {
                                 decl(w, l)?;
                             }
                             writeln!(

@@ -605,11 +605,17 @@ pub fn plan_kernels(plan: &Plan, strategy: Strategy) -> Result<Vec<Kernel>, Perm
             }
             Ok(out)
         }
+        // A source stored as one run of at most 32 columns over several axes
+        // runs the thin kernel, its columns folded; anything else the tile.
         Kind::Transpose if plan.shape.fold != Fold::NONE => {
             let [r, c] = plan.shape.fold.counts();
-            Ok(vec![Kernel::build(tile()?)?
-                .with_outer(outer)?
-                .with_fold(r, c)?])
+            let thin = (elem_bytes <= 2 && r == 0)
+                .then(|| TransposeSpec::thin(elem_bytes))
+                .transpose()?;
+            thin.into_iter()
+                .chain([tile()?])
+                .map(|s| Ok(Kernel::build(s)?.with_outer(outer)?.with_fold(r, c)?))
+                .collect()
         }
         Kind::Transpose => {
             // A small kernel over outer axes is followed by its wider quotients'
