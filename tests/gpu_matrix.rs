@@ -204,6 +204,8 @@ fn shapes() -> Vec<(&'static str, Shape, usize)> {
             1,
         ),
         ("batch 9 of 67x45", Shape::batched(9, 67, 45), 0),
+        // 1-byte realign kernels run long sources of 33 to 511 columns too.
+        ("offset views odd 3001x67", Shape::new(3001, 67), 5),
     ]
 }
 

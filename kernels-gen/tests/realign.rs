@@ -6,7 +6,7 @@
 
 mod common;
 
-use bankfree_gen::check::fit::{kernel_suits_at, realign_min_side, refusal, unsuited};
+use bankfree_gen::check::fit::{kernel_suits_at, realign_min_sides, refusal, unsuited};
 use bankfree_gen::check::index32::proven;
 use bankfree_gen::check::sim::{Grid, Offsets};
 use bankfree_gen::ir::shape::{Axis, Outer};
@@ -110,17 +110,22 @@ fn the_planner_runs_realign_kernels_on_large_shapes_no_vec_kernel_takes() {
         // ... but the planner leaves the vec kernels theirs,
         let why = unsuited(&g, &Shape::new(8192, 4096)).expect("unsuited");
         assert!(why.to_string().contains("4 x 4 blocks"), "{why}");
-        // and the matrices with a side below the planner's minimum to the
-        // 64-wide tile (1-byte) or the skew tile (2-byte).
-        let min = realign_min_side(e);
+        // and the matrices with fewer rows or columns than the planner's
+        // minimum to the 64-wide tile (1-byte) or the skew tile (2-byte).
+        let (min, min_cols) = realign_min_sides(e);
         let why = unsuited(&g, &Shape::new(min - 1, 5001)).expect("unsuited");
         assert!(
             why.to_string().contains(&format!("rows = {}", min - 1)),
             "{why}"
         );
         assert!(unsuited(&g, &Shape::new(min + 1, 5001)).is_none());
-        let why = unsuited(&g, &Shape::batched(100, 1025, 130)).expect("unsuited");
-        assert!(why.to_string().contains("cols = 130"), "{why}");
+        let why = unsuited(&g, &Shape::batched(100, 1025, min_cols - 1)).expect("unsuited");
+        assert!(
+            why.to_string()
+                .contains(&format!("cols = {}", min_cols - 1)),
+            "{why}"
+        );
+        assert!(unsuited(&g, &Shape::batched(100, 1025, min_cols + 1)).is_none());
         // A pitch off the vector on a large matrix is the realign kernel's.
         let pitched = Shape {
             src_ld: 8193,

@@ -582,13 +582,16 @@ pub fn skew_everywhere(g: &Geometry) -> bool {
 
 /// The planner's rule for the `realign` form: shapes no vec kernel takes
 /// ([`REALIGN_VEC`]; the runtime also runs it where a pointer keeps them off),
-/// both sides at least [`realign_min_side`].
+/// rows and columns at least [`realign_min_sides`].
 fn realign_unsuited(elem_bytes: u32, shape: &Shape) -> Option<Refusal> {
-    let min = realign_min_side(elem_bytes);
-    let short = [("rows", shape.rows), ("cols", shape.cols)]
-        .into_iter()
-        .find(|&(_, n)| n < min);
-    if let Some((side, n)) = short {
+    let (min_rows, min_cols) = realign_min_sides(elem_bytes);
+    let short = [
+        ("rows", shape.rows, min_rows),
+        ("cols", shape.cols, min_cols),
+    ]
+    .into_iter()
+    .find(|&(_, n, min)| n < min);
+    if let Some((side, n, min)) = short {
         return Some(Refusal::Edges { side, n, min });
     }
     vec_refusal(REALIGN_VEC, shape)
@@ -596,20 +599,28 @@ fn realign_unsuited(elem_bytes: u32, shape: &Shape) -> Option<Refusal> {
         .then_some(Refusal::VecRuns { vec: REALIGN_VEC })
 }
 
-/// The shortest side the planner runs a `realign` kernel on; below it, most of
-/// its 128-byte-wide tiles are edge tiles, which check every row and word.
-/// 1-byte elements, against the 64-tile of single bytes (H100, `bench --random
-/// 3 --seed 6`, `9` and `24`, one call): 796 x 40393 0.750 of memcpy against
-/// 0.428, 729 x 17538 0.741 against 0.685, 766 x 18904 0.670 against 0.604;
-/// batches of 129 x 130 ran at 0.48 against 0.67 (an earlier version of the
-/// kernel). 2-byte elements, against the skew tile: 364 x 17384 0.92 against
-/// 1.00, 493 x 16259 0.867 against 0.865 (same call); from 1024 on it is the
-/// faster (figures in `select::choice::shape_specs`).
-pub fn realign_min_side(elem_bytes: u32) -> u64 {
+/// The fewest rows and columns the planner runs a `realign` kernel on.
+///
+/// 1-byte elements: rows from 512, columns from 33 (past what the thin and
+/// tall kernels take), against the 64-tile of single bytes (or the 32-tile,
+/// below 64 columns). H100, `bench -- --shape ... --alternatives` (32 to 40
+/// MB, one call, 2026-11-27): 1000001 x 38 0.49 of memcpy against 0.32,
+/// 1290323 x 33 0.44 against 0.28, 600001 x 67 0.60 against 0.42, 310001 x
+/// 129 0.65 against 0.49, 120001 x 333 0.81 against 0.49, 80001 x 511 0.85
+/// against 0.51, batches of 1025 x 130 0.60 against 0.49 and of 600 x 101
+/// 0.64 against 0.54 (8 MB: 125001 x 67 0.79 against 0.58, 16383 x 511 1.03
+/// against 0.83). Fewer rows than 512 stay the tile's, where the two measured
+/// either way (8 MB: 101 x 83001 0.47 against 0.67, 129 x 64999 0.56 against
+/// 0.62, 333 x 25001 0.73 against 0.72; 32 MB: 333 x 120001 0.56 against
+/// 0.34). 2-byte elements: both from 1024, against the skew tile: 364 x 17384
+/// 0.92 against 1.00, 493 x 16259 0.867 against 0.865, 8193 x 511 1.06
+/// against 1.11, 5401 x 777 1.02 against 1.05; from 1024 on it is the faster
+/// (figures in `select::choice::shape_specs`).
+pub fn realign_min_sides(elem_bytes: u32) -> (u64, u64) {
     if elem_bytes == 1 {
-        512
+        (512, MAX_NARROW + 1)
     } else {
-        1024
+        (1024, 1024)
     }
 }
 
