@@ -98,6 +98,9 @@ fn shapes() -> Vec<(&'static str, Shape, usize)> {
         // pitched destination, a batch, and views off every boundary.
         ("100003x31", Shape::new(100_003, 31), 0),
         ("70001x32", Shape::new(70_001, 32), 0),
+        // The thin kernel's widest sources, at pointer phases off the vector.
+        ("offset views 20001x37", Shape::new(20_001, 37), 3),
+        ("offset views 30001x40", Shape::new(30_001, 40), 6),
         ("offset views 20001x10", Shape::new(20_001, 10), 5),
         (
             "pitched 7001x9",

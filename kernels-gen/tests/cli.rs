@@ -226,7 +226,7 @@ fn bad_input_exits_2_with_a_message() {
             "--strategy",
             "pad",
             "--width",
-            "33",
+            "41",
         ],
         &["gen", "--elem-bytes", "6"],
         &["gen", "--block-rows", "3"],

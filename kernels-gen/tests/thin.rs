@@ -10,7 +10,7 @@ mod common;
 use bankfree_gen::check::fit::{refusal, Refusal};
 use bankfree_gen::check::sim::{self, Grid, Offsets};
 use bankfree_gen::ir::shape::{Axis, Outer};
-use bankfree_gen::kernel::thin::thin_subtiles;
+use bankfree_gen::kernel::thin::{thin_subtiles, THIN_MAX_COLS};
 use bankfree_gen::{Kernel, Model, Shape, TransposeSpec};
 use common::check_at;
 
@@ -30,7 +30,7 @@ fn thin_kernels_cover_every_element_once_at_every_width_and_phase() {
         assert!(kernel.analyze(Model::Hopper).conflict_free, "{e}-byte");
         let (per, vec) = (u64::from(16 / e), u64::from(4 / e));
         let tile = 248 * vec;
-        for cols in 2..=32 {
+        for cols in 2..=THIN_MAX_COLS {
             // The entry point the runtime launches for this width, and its
             // tile's rows (its sub-tiles').
             let one = kernel.with_width(cols as u32).expect("a thin width");
@@ -101,9 +101,9 @@ fn thin_kernels_cover_every_element_once_at_every_width_and_phase() {
 }
 
 #[test]
-fn thin_kernels_take_widths_from_2_to_32_stored_as_one_run() {
+fn thin_kernels_take_widths_from_2_to_40_stored_as_one_run() {
     let g = thin(1).spec().geometry;
-    for cols in [0, 1, 33, 64] {
+    for cols in [0, 1, 41, 64] {
         assert_eq!(
             refusal(&g, &Shape::new(5000, cols)),
             Some(Refusal::ThinWidth { cols })

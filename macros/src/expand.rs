@@ -6,7 +6,7 @@ use crate::attr::Args;
 use crate::ctxt::Ctxt;
 use bankfree_gen::check::fit::SQUAT_HEIGHTS;
 use bankfree_gen::check::verdict::Verdict;
-use bankfree_gen::kernel::geometry::{all_elem_bytes, elem_bytes_ok};
+use bankfree_gen::kernel::geometry::{all_elem_bytes, elem_bytes_ok, THIN_MAX_COLS};
 use bankfree_gen::kernel::layout::Layout;
 use bankfree_gen::select::choice::auto_kernels;
 use bankfree_gen::{Form, Kernel, SpecError, Strategy, TransposeSpec, ELEM_SIZES};
@@ -186,7 +186,7 @@ fn with_fast(args: &Args, k: &Kernel, v: &Verdict) -> (Vec<TokenStream>, Vec<Str
                 " For shapes and pointers no vector kernel takes it runs:".to_string()
             }
             (Form::Thin, _) => {
-                " For matrices of 2 to 32 columns stored as one run it runs:".to_string()
+                format!(" For matrices of 2 to {THIN_MAX_COLS} columns stored as one run it runs:")
             }
             (Form::Squat, _) => {
                 format!(

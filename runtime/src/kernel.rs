@@ -418,7 +418,7 @@ mod tests {
             &Kernel::build(TransposeSpec::thin(1).expect("valid")).expect("builds"),
         );
         let entries = thin.entries();
-        assert_eq!(entries.len(), 31);
+        assert_eq!(entries.len(), 39);
         for e in &entries {
             assert!(thin.source().contains(&format!("{e}(")), "{e}");
         }
@@ -439,7 +439,7 @@ mod tests {
             format!("{}_w11{INDEX64_SUFFIX}", thin.entry())
         );
         // Widths it does not take (the fit check refuses them) and other kernels.
-        for cols in [0, 33, 64, u64::MAX] {
+        for cols in [0, 41, 64, u64::MAX] {
             assert!(std::ptr::eq(thin.for_width(cols), &thin), "{cols}");
         }
         let k = kernel();

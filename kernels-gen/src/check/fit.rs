@@ -198,7 +198,7 @@ impl fmt::Display for Refusal {
             ),
             Refusal::VecRuns { vec } => write!(
                 f,
-                "every side, pitch and batch stride is a multiple of {vec}: a kernel of {vec} x {vec} blocks moves it faster than a realign kernel"
+                "every side, pitch and batch stride is a multiple of {vec}: a kernel of {vec} x {vec} blocks moves it faster"
             ),
             Refusal::Edges { side, n, min } => write!(
                 f,
@@ -624,6 +624,24 @@ pub fn realign_min_sides(elem_bytes: u32) -> (u64, u64) {
     }
 }
 
+/// The narrowest sources a `thin` kernel leaves to the vec kernels where they
+/// take the call (every side, pitch and stride a multiple of [`REALIGN_VEC`],
+/// the pointers on its vector): 36 columns of 1-byte elements, 32 of 2-byte
+/// ones. H100, `bench -- --shape ... --alternatives` (40 MB, one call,
+/// 2026-11-27), thin against the vec kernel: 1-byte 28 columns 0.94 of memcpy
+/// against 0.71, 32 0.80 against 0.72 (8 MB: 0.53 against 0.63), 36 0.82
+/// against 0.82, 40 0.76 against 0.81; 2-byte 24 0.93 against 0.93, 28 0.97
+/// against 0.96, 32 0.84 against 0.94, 36 0.87 against 0.99, 40 0.83 against
+/// 0.98. Narrower sources leave most of a vec tile idle (1-byte 12 columns:
+/// 0.98 against 0.36).
+pub fn thin_vec_cols(elem_bytes: u32) -> u64 {
+    if elem_bytes == 1 {
+        36
+    } else {
+        32
+    }
+}
+
 /// The block side of the 1- and 2-byte vec kernels the planner runs first
 /// ([`crate::select::choice::HOPPER_DEFAULTS`]): a `realign` kernel leaves them
 /// the shapes whose sides, pitches and strides divide by it (on aligned 8192 x
@@ -693,6 +711,12 @@ pub fn kernel_unsuited(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opt
     }
     if g.realigns() {
         return realign_unsuited(g.elem_bytes, shape);
+    }
+    if g.thins()
+        && shape.cols >= thin_vec_cols(g.elem_bytes)
+        && vec_refusal(REALIGN_VEC, shape).is_none()
+    {
+        return Some(Refusal::VecRuns { vec: REALIGN_VEC });
     }
     // A planar block's threads each take a block of `vec` rows per step: a
     // matrix of fewer blocks than a block has threads leaves some idle (the

@@ -50,7 +50,7 @@
 //!   that writes it funnel-shifts neighbouring words into the destination's word
 //!   boundaries: every warp store covers whole aligned sectors, whatever the
 //!   pitches and pointers.
-//! * [`Form::Thin`]: 1- and 2-byte sources of 2 to 32 columns stored
+//! * [`Form::Thin`]: 1- and 2-byte sources of 2 to 40 columns stored
 //!   as one run (`src_ld == cols`), any destination pitch and pointers: a block
 //!   stages a run of blocks of `vec` rows as 16-byte vectors, each lane
 //!   transposes one block's words in registers and stores whole destination
@@ -120,8 +120,10 @@ pub const FORMS: [Form; 11] = [
 /// 16-byte vectors in registers.
 pub const PLANAR_MAX_COLS: u64 = 8;
 
-/// The widest source a `thin` kernel takes.
-pub const THIN_MAX_COLS: u64 = 32;
+/// The widest source a `thin` kernel takes. From 41 columns a tile would
+/// stage two sub-tiles ([`thin_subtiles_of`]), and ptxas spilled those widths
+/// at every register budget up to 128 (NVRTC 13.0, sm_75 to sm_90).
+pub const THIN_MAX_COLS: u64 = 40;
 
 /// Blocks of a warp's run: a lane each but lane 0's.
 pub const THIN_RUN: u32 = 31;

@@ -207,7 +207,7 @@ impl Kernel {
     /// let k = Kernel::build(TransposeSpec::thin(1)?)?.with_width(11)?;
     /// assert_eq!(k.entry_name(), "bankfree_transpose_t32_r8_e1_v4_pad0_thin_w11");
     /// assert!(emit(&k).contains("constexpr bf_index cols = 11;"));
-    /// assert!(Kernel::build(TransposeSpec::thin(1)?)?.with_width(33).is_err());
+    /// assert!(Kernel::build(TransposeSpec::thin(1)?)?.with_width(41).is_err());
     /// # Ok::<(), bankfree_gen::SpecError>(())
     /// ```
     pub fn with_width(&self, cols: u32) -> Result<Kernel, SpecError> {
@@ -240,7 +240,7 @@ impl Kernel {
     /// let k = Kernel::build(TransposeSpec::thin(2)?)?;
     /// let src = emit(&k);
     /// let entries = k.entry_points();
-    /// assert_eq!(entries.len(), 31);
+    /// assert_eq!(entries.len(), 39);
     /// assert!(entries.iter().all(|e| src.contains(&format!("{}(", e.entry_name()))));
     /// assert_eq!(entries[0].entry_points(), [entries[0].clone()]);
     /// # Ok::<(), bankfree_gen::SpecError>(())

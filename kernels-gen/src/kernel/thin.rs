@@ -70,12 +70,14 @@ pub fn thin_widths() -> impl Iterator<Item = u32> {
 /// up to 0.01 slower at the others; the widths that fit 64 registers anyway
 /// compile alike (repeated timings of them differed by up to 0.04). No width
 /// spills on sm_75, sm_80 or sm_90 in either build (`runtime/tests/nvrtc.rs`
-/// checks every entry point).
+/// checks every entry point). Widths 33 to 40 get 3 (up to 85 registers; at
+/// 64, widths 37 and 39 spilled a few bytes).
 pub fn thin_min_blocks(cols: u32, index64: bool) -> u32 {
     match (index64, cols) {
         (true, _) => 2,
         (false, ..=8) => 8,
-        (false, _) => 4,
+        (false, ..=32) => 4,
+        (false, _) => 3,
     }
 }
 

@@ -119,7 +119,7 @@ struct SpecArgs {
     /// gathered), copy (no transpose), planar (at most 8 columns of 1- or 2-byte
     /// elements, transposed in registers; these four take `--strategy naive`),
     /// realign (1- or 2-byte elements of any shape and pointer, as words), thin
-    /// (2 to 32 columns of 1- or 2-byte elements stored as one run, an entry
+    /// (2 to 40 columns of 1- or 2-byte elements stored as one run, an entry
     /// point per width; `--strategy pad`) or squat (2 to 32 rows of 1- or
     /// 2-byte elements into a destination stored as one run, an entry point per
     /// height; `--strategy pad`).
