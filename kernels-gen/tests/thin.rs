@@ -7,9 +7,10 @@
 
 mod common;
 
-use bankfree_gen::check::fit::{refusal, Refusal};
+use bankfree_gen::check::fit::{kernel_suits_at, refusal, thin_vec_cols, unsuited, Refusal};
 use bankfree_gen::check::sim::{self, Grid, Offsets};
 use bankfree_gen::ir::shape::{Axis, Outer};
+use bankfree_gen::kernel::geometry::Quotients;
 use bankfree_gen::kernel::thin::{thin_subtiles, THIN_MAX_COLS};
 use bankfree_gen::{Kernel, Model, Shape, TransposeSpec};
 use common::check_at;
@@ -132,4 +133,26 @@ fn thin_kernels_take_widths_from_2_to_40_stored_as_one_run() {
         .expect("builds")
         .with_width(13)
         .is_err());
+}
+
+#[test]
+fn wide_aligned_sources_go_to_the_vec_kernels_unless_a_skew_tile_comes_first() {
+    for e in [1u32, 2] {
+        let g = thin(e).spec().geometry;
+        let w = thin_vec_cols(e);
+        // Sides and pitches multiples of 4, destination rows on sectors.
+        let aligned = Shape::new(1 << 20, w);
+        assert_eq!(unsuited(&g, &aligned), Some(Refusal::VecRuns { vec: 4 }));
+        // Unless a pointer keeps the vec kernels off.
+        let suits = |at| kernel_suits_at(&g, Quotients::Narrow, &aligned, at);
+        assert!(!suits((0, 0)) && suits((1, 0)) && suits((0, 2)));
+        // One column fewer, or rows off the vector: thin's.
+        assert_eq!(unsuited(&g, &Shape::new(1 << 20, w - 1)), None);
+        assert_eq!(unsuited(&g, &Shape::new((1 << 20) + 1, w)), None);
+    }
+    // 2-byte destination rows off their sectors: the skew tile would come
+    // before the vec kernels, so thin keeps them.
+    let g = thin(2).spec().geometry;
+    assert_eq!(unsuited(&g, &Shape::new(582_540, 36)), None);
+    assert!(unsuited(&thin(1).spec().geometry, &Shape::new(582_540, 40)).is_some());
 }

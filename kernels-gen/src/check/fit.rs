@@ -624,19 +624,34 @@ pub fn realign_min_sides(elem_bytes: u32) -> (u64, u64) {
     }
 }
 
+/// Whether every destination row of `shape` (of `e`-byte elements) starts on a
+/// 32-byte sector where the first one does: its pitch, batch stride and outer
+/// strides whole sectors (`n * e` modulo 32 without the product, which may not
+/// fit 64 bits).
+fn dst_on_sectors(e: u64, shape: &Shape) -> bool {
+    let aligned = |n: u64| ((n % 32) * e).is_multiple_of(32);
+    aligned(shape.dst_ld)
+        && (shape.batch <= 1 || aligned(shape.dst_batch_stride))
+        && outer_strides(shape).all(|(name, s)| !name.starts_with("dst") || aligned(s))
+}
+
 /// The narrowest sources a `thin` kernel leaves to the vec kernels where they
 /// take the call (every side, pitch and stride a multiple of [`REALIGN_VEC`],
-/// the pointers on its vector): 36 columns of 1-byte elements, 32 of 2-byte
-/// ones. H100, `bench -- --shape ... --alternatives` (40 MB, one call,
-/// 2026-11-27), thin against the vec kernel: 1-byte 28 columns 0.94 of memcpy
-/// against 0.71, 32 0.80 against 0.72 (8 MB: 0.53 against 0.63), 36 0.82
-/// against 0.82, 40 0.76 against 0.81; 2-byte 24 0.93 against 0.93, 28 0.97
-/// against 0.96, 32 0.84 against 0.94, 36 0.87 against 0.99, 40 0.83 against
-/// 0.98. Narrower sources leave most of a vec tile idle (1-byte 12 columns:
-/// 0.98 against 0.36).
+/// the pointers on its vector) and no skew tile comes first (2-byte
+/// destination rows on sectors): 40 columns of 1-byte elements, 32 of 2-byte
+/// ones. `bench -- --shape ... --alternatives` (40 MB, one call per GPU,
+/// 2026-11-27), thin against the vec kernel, H100 / H200: 1-byte 28 columns
+/// 0.94 / 0.85 of memcpy against 0.71 / 0.54, 32 0.80 / 0.68 against 0.72 /
+/// 0.54, 36 0.82 / 0.70 against 0.82 / 0.64, 40 0.76 / 0.61 against 0.81 /
+/// 0.62; 2-byte 28 0.97 / 0.89 against 0.96 / 0.84, 32 0.84 / 0.73 against
+/// 0.94 / 0.83, 36 0.87 / 0.76 against 0.99 / 0.91, 40 0.83 / 0.71 against
+/// 0.98 / 0.89. Narrower sources leave most of a vec tile idle (1-byte 12
+/// columns: 0.98 against 0.36 on the H100). The skew tile, which comes before
+/// the vec kernels in the list, ran 582540 x 36 2-byte (rows off their
+/// sectors) at 0.48 on the H200, where thin ran 0.76.
 pub fn thin_vec_cols(elem_bytes: u32) -> u64 {
     if elem_bytes == 1 {
-        36
+        40
     } else {
         32
     }
@@ -712,10 +727,11 @@ pub fn kernel_unsuited(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opt
     if g.realigns() {
         return realign_unsuited(g.elem_bytes, shape);
     }
-    if g.thins()
-        && shape.cols >= thin_vec_cols(g.elem_bytes)
-        && vec_refusal(REALIGN_VEC, shape).is_none()
-    {
+    // A wide thin source the vec kernels take, where no skew tile takes it
+    // first (2-byte destination rows off their sectors).
+    let vec_next =
+        vec_refusal(REALIGN_VEC, shape).is_none() && (e == 1 || dst_on_sectors(e, shape));
+    if g.thins() && shape.cols >= thin_vec_cols(g.elem_bytes) && vec_next {
         return Some(Refusal::VecRuns { vec: REALIGN_VEC });
     }
     // A planar block's threads each take a block of `vec` rows per step: a
@@ -740,13 +756,7 @@ pub fn kernel_unsuited(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opt
     if g.squats() && !squat_suits_height(g.elem_bytes, shape.rows) {
         return Some(Refusal::StripHeight { rows: shape.rows });
     }
-    // `n * e` modulo 32 without the product, which may not fit 64 bits.
-    let aligned = |n: u64| ((n % 32) * e).is_multiple_of(32);
-    let skew_not_needed = g.form == Form::Skew
-        && !skew_everywhere(g)
-        && aligned(shape.dst_ld)
-        && (shape.batch <= 1 || aligned(shape.dst_batch_stride))
-        && outer_strides(shape).all(|(name, s)| !name.starts_with("dst") || aligned(s));
+    let skew_not_needed = g.form == Form::Skew && !skew_everywhere(g) && dst_on_sectors(e, shape);
     if skew_not_needed {
         return Some(Refusal::Aligned {
             row_bytes: shape.dst_ld.saturating_mul(e),
