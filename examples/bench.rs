@@ -22,7 +22,8 @@
 //! (with or without `--random`) replaces the draw with batches of growing matrices
 //! for every element size (what the planner's rule for the `small` form was
 //! measured on). `--shape E:RxC` or `E:BxRxC` (repeatable, with or without
-//! `--random`) runs the given cases of `E`-byte elements instead:
+//! `--random`) runs the given cases of `E`-byte elements instead, the defaults
+//! only, as for drawn cases:
 //! `bench -- --shape 1:2694950x11 --shape 2:4096x32x48 --alternatives`.
 #![allow(unsafe_code)] // cuBLAS `geam` has only a raw binding; and a 12-byte element type
 
