@@ -6,9 +6,10 @@
 
 mod common;
 
-use bankfree_gen::check::fit::{kernel_suits_at, realign_min_sides, refusal, unsuited};
+use bankfree_gen::check::fit::refusal;
 use bankfree_gen::check::index32::proven;
 use bankfree_gen::check::sim::{Grid, Offsets};
+use bankfree_gen::check::suit::{kernel_suits_at, realign_min_sides, unsuited};
 use bankfree_gen::ir::shape::{Axis, Outer};
 use bankfree_gen::kernel::geometry::Quotients;
 use bankfree_gen::{Form, Kernel, Model, Shape, Strategy, TransposeSpec};

@@ -7,8 +7,9 @@
 
 mod common;
 
-use bankfree_gen::check::fit::{kernel_suits_at, refusal, thin_vec_cols, unsuited, Refusal};
+use bankfree_gen::check::fit::{refusal, Refusal};
 use bankfree_gen::check::sim::{self, Grid, Offsets};
+use bankfree_gen::check::suit::{kernel_suits_at, thin_vec_cols, unsuited};
 use bankfree_gen::ir::shape::{Axis, Outer};
 use bankfree_gen::kernel::geometry::Quotients;
 use bankfree_gen::kernel::thin::{thin_subtiles, THIN_MAX_COLS};

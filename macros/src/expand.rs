@@ -4,7 +4,7 @@
 use crate::ast::{known_size, Item, Params};
 use crate::attr::Args;
 use crate::ctxt::Ctxt;
-use bankfree_gen::check::fit::SQUAT_HEIGHTS;
+use bankfree_gen::check::refusal::SQUAT_HEIGHTS;
 use bankfree_gen::check::verdict::Verdict;
 use bankfree_gen::kernel::geometry::{all_elem_bytes, elem_bytes_ok, THIN_MAX_COLS};
 use bankfree_gen::kernel::layout::Layout;

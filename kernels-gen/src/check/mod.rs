@@ -9,9 +9,11 @@ mod memory;
 #[cfg(test)]
 mod mutants;
 pub mod realign;
+pub mod refusal;
 pub mod resolve;
 pub mod sim;
 pub(crate) mod squat;
+pub mod suit;
 pub(crate) mod thin;
 pub mod verdict;
 pub mod walk;

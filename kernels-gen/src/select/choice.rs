@@ -223,7 +223,7 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     // shared word once per block of rows where they gather every element.
     let thin = (e <= 2).then(|| TransposeSpec::thin(e));
     // Realign for large 1- and 2-byte matrices no vec kernel takes (a side,
-    // pitch or stride off 4, or a pointer off its vector; `fit::realign_min_sides`
+    // pitch or stride off 4, or a pointer off its vector; `suit::realign_min_sides`
     // has the 1-byte figures). 2-byte ones against the skew tile (H100, `bench
     // --case 4097` and `--random 3 --seed 13` and `21`, one call): 4095 x 4097
     // 0.975 of memcpy against 0.866, 5884 x 4781 0.936 against 0.816, 2559 x 8954
@@ -305,7 +305,7 @@ mod tests {
 
     #[test]
     fn the_12_byte_skew_tile_suits_aligned_destinations_too() {
-        use crate::check::fit::{skew_everywhere, unsuited};
+        use crate::check::suit::{skew_everywhere, unsuited};
         use crate::ir::shape::Shape;
         let aligned = Shape::new(8192, 8192);
         for e in [2, 4, 8, 12, 16] {

@@ -2,8 +2,9 @@
 //! over the kernels the attribute builds, with sizes anywhere in `u64` (the test
 //! runs with overflow checks: a panic fails it).
 
-use crate::check::fit::{refusal, unsuited};
+use crate::check::fit::refusal;
 use crate::check::index32;
+use crate::check::suit::unsuited;
 use crate::ir::shape::Shape;
 use crate::kernel::geometry::Geometry;
 use crate::kernel::launch::launch;

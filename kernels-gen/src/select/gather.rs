@@ -21,7 +21,8 @@
 //! # Ok::<(), bankfree_gen::select::permute::PermuteError>(())
 //! ```
 
-use crate::check::fit::{refusal, unsuited};
+use crate::check::fit::refusal;
+use crate::check::suit::unsuited;
 use crate::ir::expr::MAX_OUTER;
 use crate::ir::shape::{Axis, Outer, Shape};
 use crate::kernel::geometry::{Form, SMALL_MAX_ELEMS, SMALL_WIDE_MAX_ELEMS};

@@ -44,7 +44,8 @@
 //! # Ok::<(), bankfree_gen::select::permute::PermuteError>(())
 //! ```
 
-use crate::check::fit::{kernel_refusal, kernel_unsuited};
+use crate::check::fit::kernel_refusal;
+use crate::check::suit::kernel_unsuited;
 use crate::ir::expr::{MAX_FOLD, MAX_OUTER};
 use crate::ir::shape::{Axis, Chain, Fold, Outer, Shape, ShapeError};
 use crate::kernel::geometry::{elem_align, elem_bytes_ok, Quotients, ELEM_SIZES};
