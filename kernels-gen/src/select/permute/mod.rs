@@ -44,20 +44,23 @@
 //! # Ok::<(), bankfree_gen::select::permute::PermuteError>(())
 //! ```
 
+mod axes;
+mod error;
+
+pub use axes::{check_perm, COPY_ITEM_BYTES, FOLD_BELOW};
+use axes::{merge, overlaps, shape_of, strides};
+pub use error::{PermuteError, MAX_RANK};
+
 use crate::check::fit::kernel_refusal;
 use crate::check::suit::kernel_unsuited;
-use crate::ir::expr::{MAX_FOLD, MAX_OUTER};
-use crate::ir::shape::{Axis, Chain, Fold, Outer, Shape, ShapeError};
-use crate::kernel::geometry::{elem_align, elem_bytes_ok, Quotients, ELEM_SIZES};
-use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
+use crate::ir::shape::{Axis, Fold, Shape};
+use crate::kernel::geometry::{elem_align, elem_bytes_ok, Quotients};
+use crate::kernel::spec::{Strategy, TransposeSpec};
 use crate::kernel::Kernel;
 use crate::select::choice::{auto_kernels, permute_tile_rows};
-use crate::select::gather::{gather_shape, gathers, gathers_copy, tile_fill};
+use crate::select::gather::{gather_shape, gathers, gathers_copy};
 use crate::select::widen::widened;
 use serde::Serialize;
-
-/// The highest rank a permute takes.
-pub const MAX_RANK: usize = 8;
 
 /// A permute call: the source's extents, the permutation, optional strides (in
 /// elements, each for its own tensor's axis order; row-major when absent) and the
@@ -82,43 +85,6 @@ impl Permute {
             elem_bytes,
         }
     }
-}
-
-/// Why a permute cannot be planned.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum PermuteError {
-    #[error("rank {rank}: a permute takes 1 to {MAX_RANK} axes")]
-    Rank { rank: usize },
-    #[error(
-        "perm {perm:?} has {perm_len} entries but dims has {dims_len}; give one entry per axis"
-    )]
-    Length {
-        perm: Vec<usize>,
-        perm_len: usize,
-        dims_len: usize,
-    },
-    #[error("`perm` {perm:?} is not a permutation of 0..{rank}: every axis 0 to {last} must appear exactly once", last = rank.saturating_sub(1))]
-    NotPermutation { perm: Vec<usize>, rank: usize },
-    #[error("{which}_strides has {len} entries for {rank} axes; give one stride per axis")]
-    Strides {
-        which: &'static str,
-        len: usize,
-        rank: usize,
-    },
-    #[error("element size {elem_bytes} bytes: supported are {ELEM_SIZES}")]
-    ElemBytes { elem_bytes: u32 },
-    #[error("{which}_strides {strides:?} put two elements of dims {dims:?} in one place; pass strides of a layout without overlap")]
-    Overlap {
-        which: &'static str,
-        strides: Vec<u64>,
-        dims: Vec<u64>,
-    },
-    #[error(transparent)]
-    Shape(#[from] ShapeError),
-    #[error("the {what} overflows 64 bits; check dims and strides")]
-    Overflow { what: &'static str },
-    #[error(transparent)]
-    Spec(#[from] SpecError),
 }
 
 /// What the planned call does.
@@ -285,271 +251,6 @@ pub fn plan_tiles(p: &Permute) -> Result<Plan, PermuteError> {
     axes.retain(|a| a.ext > 1);
     merge(&mut axes);
     axes_plan(axes, p.elem_bytes, 1)
-}
-
-/// Whether two elements of a tensor of `dims` and `strides` share a place: sorted
-/// by stride, each axis (of more than one item) must start past what the smaller
-/// ones span (a sufficient test; the layouts views produce pass it).
-fn overlaps(dims: &[u64], strides: &[u64]) -> bool {
-    if dims.contains(&0) {
-        return false;
-    }
-    let mut axes: Vec<(u64, u64)> = dims
-        .iter()
-        .zip(strides)
-        .filter(|(&d, _)| d > 1)
-        .map(|(&d, &s)| (s, d))
-        .collect();
-    axes.sort_unstable();
-    let mut span = 1u64;
-    for (stride, ext) in axes {
-        if stride < span {
-            return true;
-        }
-        match (ext - 1)
-            .checked_mul(stride)
-            .and_then(|x| x.checked_add(span))
-        {
-            Some(s) => span = s,
-            None => return true,
-        }
-    }
-    false
-}
-
-/// That `perm` is a permutation of `0..perm.len()` (the attribute checks its
-/// `perm` with this at compile time).
-pub fn check_perm(perm: &[usize]) -> Result<(), PermuteError> {
-    let rank = perm.len();
-    let mut seen = vec![false; rank];
-    for &a in perm {
-        match seen.get_mut(a) {
-            Some(s) if !*s => *s = true,
-            _ => {
-                return Err(PermuteError::NotPermutation {
-                    perm: perm.to_vec(),
-                    rank,
-                })
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Row-major strides of `dims`, or the caller's (checked for length).
-fn strides(
-    which: &'static str,
-    given: Option<&[u64]>,
-    dims: &[u64],
-) -> Result<Vec<u64>, PermuteError> {
-    if let Some(s) = given {
-        if s.len() != dims.len() {
-            return Err(PermuteError::Strides {
-                which,
-                len: s.len(),
-                rank: dims.len(),
-            });
-        }
-        return Ok(s.to_vec());
-    }
-    let mut out = vec![0u64; dims.len()];
-    let mut step = 1u64;
-    for (o, &d) in out.iter_mut().zip(dims).rev() {
-        *o = step;
-        step = step.checked_mul(d.max(1)).ok_or(PermuteError::Overflow {
-            what: "tensor size",
-        })?;
-    }
-    Ok(out)
-}
-
-/// Merges axis pairs that are adjacent and in order on both sides, until none is.
-fn merge(axes: &mut Vec<Axis>) {
-    'again: loop {
-        for x in 0..axes.len() {
-            for y in 0..axes.len() {
-                let (ax, ay) = (axes[x], axes[y]);
-                let follows = |sx: u64, sy: u64| ay.ext.checked_mul(sy) == Some(sx);
-                if x != y && follows(ax.src, ay.src) && follows(ax.dst, ay.dst) {
-                    if let Some(ext) = ax.ext.checked_mul(ay.ext) {
-                        axes[y] = Axis { ext, ..ay };
-                        axes.remove(x);
-                        continue 'again;
-                    }
-                }
-            }
-        }
-        return;
-    }
-}
-
-/// The call's shape for merged axes (every extent above 1).
-fn shape_of(axes: &[Axis], elem_bytes: u32) -> Result<Shape, PermuteError> {
-    let inner = |key: fn(&Axis) -> u64| {
-        axes.iter()
-            .enumerate()
-            .filter(|(_, a)| key(a) == 1)
-            .map(|(i, _)| i)
-            .next()
-    };
-    let (s_in, d_in) = (inner(|a| a.src), inner(|a| a.dst));
-    let mut rest: Vec<usize> = (0..axes.len()).collect();
-    let take = |rest: &mut Vec<usize>, i: usize| rest.retain(|&r| r != i);
-    let unit = Axis {
-        ext: 1,
-        src: 1,
-        dst: 1,
-    };
-    let mut shape = Shape::new(1, 1);
-    match (s_in, d_in) {
-        (Some(s), Some(d)) if s != d => {
-            // A transpose of rows (the destination's innermost) by cols, each
-            // side folding in the axes that continue it contiguously while it is
-            // shorter than a tile.
-            take(&mut rest, s);
-            take(&mut rest, d);
-            let (r, c) = (axes[d], axes[s]);
-            let product = |ch: &[Axis], first: &Axis| {
-                ch.iter()
-                    .try_fold(first.ext, |p, a| p.checked_mul(a.ext))
-                    .ok_or(PermuteError::Overflow { what: "tile side" })
-            };
-            // An axis may continue both sides (`[a, j, b] -> [b, j, a]`): it
-            // goes to the side that fills more of the tile with it.
-            let folds = |cols_first: bool| {
-                let mut left = rest.clone();
-                let (cols, rows) = if cols_first {
-                    let cols = chain(axes, s, &mut left, |a| a.src);
-                    (cols, chain(axes, d, &mut left, |a| a.dst))
-                } else {
-                    let rows = chain(axes, d, &mut left, |a| a.dst);
-                    (chain(axes, s, &mut left, |a| a.src), rows)
-                };
-                let fill = match (product(&rows, &r), product(&cols, &c)) {
-                    (Ok(nr), Ok(nc)) => tile_fill(nr) * tile_fill(nc),
-                    _ => 0.0,
-                };
-                (fill, cols, rows, left)
-            };
-            let (by_cols, by_rows) = (folds(true), folds(false));
-            let (_, cols, rows, left) = if by_rows.0 > by_cols.0 {
-                by_rows
-            } else {
-                by_cols
-            };
-            rest = left;
-            shape.rows = product(&rows, &r)?;
-            shape.cols = product(&cols, &c)?;
-            shape.src_ld = r.src;
-            shape.dst_ld = c.dst;
-            shape.fold = Fold {
-                rows: Chain::new(&rows).unwrap_or(Chain::NONE),
-                cols: Chain::new(&cols).unwrap_or(Chain::NONE),
-            };
-        }
-        _ => {
-            // A copy of blocks contiguous on both sides, or of single elements.
-            let block = match (s_in, d_in) {
-                (Some(s), Some(d)) if s == d => {
-                    take(&mut rest, s);
-                    axes[s]
-                }
-                _ => unit,
-            };
-            shape.copy = true;
-            shape.cols = block.ext;
-            // Rows along the destination's innermost remaining axis, unless its
-            // items would be smaller than a block's chunk: then along the
-            // longest.
-            let mut rows = rest.iter().copied().min_by_key(|&i| axes[i].dst);
-            let item_bytes = |i: usize| {
-                axes[i]
-                    .ext
-                    .saturating_mul(block.ext)
-                    .saturating_mul(u64::from(elem_bytes))
-            };
-            if rows.is_some_and(|i| item_bytes(i) < COPY_ITEM_BYTES) {
-                rows = rest
-                    .iter()
-                    .copied()
-                    .max_by_key(|&i| (axes[i].ext, std::cmp::Reverse(axes[i].dst)));
-            }
-            let row = rows.map_or(
-                Axis {
-                    ext: 1,
-                    src: block.ext,
-                    dst: block.ext,
-                },
-                |i| axes[i],
-            );
-            if let Some(i) = rows {
-                take(&mut rest, i);
-            }
-            shape.rows = row.ext;
-            shape.src_ld = row.src;
-            shape.dst_ld = row.dst;
-        }
-    }
-    // The batch: innermost first by destination stride.
-    rest.sort_by_key(|&i| axes[i].dst);
-    let batch: Vec<Axis> = rest.iter().map(|&i| axes[i]).collect();
-    shape.batch = batch
-        .iter()
-        .try_fold(1u64, |p, a| p.checked_mul(a.ext))
-        .ok_or(PermuteError::Overflow { what: "batch" })?;
-    if let Some((first, more)) = batch.split_first() {
-        shape.src_batch_stride = first.src;
-        shape.dst_batch_stride = first.dst;
-        if more.len() > usize::from(MAX_OUTER) {
-            // Rank 8 keeps at most 7 batch axes; this cannot happen.
-            return Err(PermuteError::Rank { rank: axes.len() });
-        }
-        shape.outer = Outer::new(more).unwrap_or(Outer::NONE);
-    } else {
-        shape.src_batch_stride = shape.rows.saturating_mul(shape.src_ld);
-        shape.dst_batch_stride = shape.rows.saturating_mul(shape.dst_ld);
-    }
-    Ok(shape)
-}
-
-/// Bytes a copy kernel's block moves per chunk of 16-byte vectors: a copy
-/// whose batch items (rows of blocks) are smaller, and so leave its threads
-/// idle while the batch loop does the work, runs along its longest axis
-/// instead. H100, ratio to memcpy as it was -> along the longest axis:
-/// `[2,4660,15,60,2] [1,2,3,0,4]` f16 (items of 8 bytes) 0.012 -> 0.54,
-/// `[9,3,17,47,18,43] [2,3,1,4,0,5]` f16 (774 bytes) 0.34 -> 0.48,
-/// `[51,2,2570,4,32] [2,1,3,0,4]` u8 0.79 -> 0.86, `[11,55461,55] [1,0,2]` u8
-/// 0.26 -> 0.29; `[12,27962,25] [1,0,2]` f32 (1200 bytes) 0.61 -> 0.59 and
-/// `[4,5518,19,10] [1,0,2,3]` f64 1.06 -> 1.04, whose destination runs then
-/// lie apart.
-pub const COPY_ITEM_BYTES: u64 = 16 * 1024;
-
-/// A tile side shorter than this many items folds in more axes.
-pub const FOLD_BELOW: u64 = 32;
-
-/// The axes a tile side starting at `axes[first]` folds in (innermost first,
-/// taken out of `rest`): while the side has fewer than [`FOLD_BELOW`] items, the
-/// axis of `rest` that continues it contiguously in the buffer it runs along
-/// (`key`: source strides for columns, destination strides for rows), up to
-/// [`MAX_FOLD`] of them. A side continued by no axis stays as it is: the narrow
-/// kernels serve it better than a tile reading scattered runs.
-fn chain(axes: &[Axis], first: usize, rest: &mut Vec<usize>, key: fn(&Axis) -> u64) -> Vec<Axis> {
-    let mut out: Vec<Axis> = Vec::new();
-    let mut items = axes[first].ext;
-    let mut next_stride = items.checked_mul(key(&axes[first]));
-    while items < FOLD_BELOW && out.len() < usize::from(MAX_FOLD) {
-        let Some(at) = rest
-            .iter()
-            .position(|&i| Some(key(&axes[i])) == next_stride)
-        else {
-            break;
-        };
-        let a = axes[rest.remove(at)];
-        items = items.saturating_mul(a.ext);
-        next_stride = a.ext.checked_mul(key(&a));
-        out.push(a);
-    }
-    out
 }
 
 /// The vector widths a `copy` kernel of `elem_bytes` tries, widest first.
