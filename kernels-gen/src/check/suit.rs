@@ -74,8 +74,9 @@ fn realign_unsuited(elem_bytes: u32, shape: &Shape) -> Option<Refusal> {
 
 /// The fewest rows and columns the planner runs a `realign` kernel on.
 ///
-/// 1-byte elements: rows from 512, columns from 33 (past what the thin and
-/// tall kernels take), against the 64-tile of single bytes (or the 32-tile,
+/// 1-byte elements: rows from 512, columns from 33 (past what the tall kernels
+/// take; the thin kernel, up to 40 columns, comes first where the source rows
+/// are one run), against the 64-tile of single bytes (or the 32-tile,
 /// below 64 columns). H100, `bench -- --shape ... --alternatives` (32 to 40
 /// MB, one call, 2026-11-27): 1000001 x 38 0.49 of memcpy against 0.32,
 /// 1290323 x 33 0.44 against 0.28, 600001 x 67 0.60 against 0.42, 310001 x
@@ -201,10 +202,13 @@ pub fn kernel_unsuited(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opt
         return realign_unsuited(g.elem_bytes, shape);
     }
     // A wide thin source the vec kernels take, where no skew tile takes it
-    // first (2-byte destination rows off their sectors).
-    let vec_next =
-        vec_refusal(REALIGN_VEC, shape).is_none() && (e == 1 || dst_on_sectors(e, shape));
-    if g.thins() && shape.cols >= thin_vec_cols(g.elem_bytes) && vec_next {
+    // first (2-byte destination rows off their sectors). The form is asked
+    // first: every kernel of a list is asked this on every launch.
+    if g.thins()
+        && shape.cols >= thin_vec_cols(g.elem_bytes)
+        && vec_refusal(REALIGN_VEC, shape).is_none()
+        && (e == 1 || dst_on_sectors(e, shape))
+    {
         return Some(Refusal::VecRuns { vec: REALIGN_VEC });
     }
     // A planar block's threads each take a block of `vec` rows per step: a
