@@ -155,7 +155,7 @@ impl fmt::Display for Refusal {
             ),
             Refusal::FoldForm { form, vec } => write!(
                 f,
-                "folded tile sides need a scalar tile kernel, not a {form} kernel of {vec}-element blocks"
+                "folded tile sides need a scalar tile kernel (folded columns alone, a thin one too), not a {form} kernel of {vec}-element blocks"
             ),
             Refusal::FoldRun { axis, stride, run } => write!(
                 f,
