@@ -1,7 +1,8 @@
 //! The distributed transpose's plan, run by a CPU model of the whole exchange with
 //! P simulated ranks (1 to 8, any uneven split, empty parts included): every
-//! rank's result must equal its rows of a CPU transpose, every move must stay in
-//! its buffers and be a permute the planner takes.
+//! rank's result must equal its rows of a CPU transpose, by the steps of the
+//! exchange and by the peer route alike, and every move must stay in its buffers
+//! and be a permute the planner takes.
 
 use bankfree_gen::check::fit::kernel_refusal;
 use bankfree_gen::check::sim;
@@ -163,6 +164,36 @@ fn model(plan: &Plan, elem: usize, exec: Exec) -> Vec<Vec<u8>> {
     ranks.into_iter().map(|r| r.dst).collect()
 }
 
+/// The peer route on host bytes: every block in one move from its rank's
+/// source straight into its rank's result, each write bounded by that result.
+fn peer(plan: &Plan, elem: usize, exec: Exec) -> Vec<Vec<u8>> {
+    let layout = plan.layout();
+    let p = layout.ranks();
+    let srcs: Vec<_> = (0..p).map(|r| source(layout, r, elem)).collect();
+    let mut dsts: Vec<_> = (0..p)
+        .map(|r| vec![0xA5; layout.dst_len(r) as usize * elem])
+        .collect();
+    for from in 0..p {
+        for to in 0..p {
+            let Some(mv) = plan.block(from, to) else {
+                assert!(layout.rows_of(from) * layout.cols_of(to) == 0);
+                continue;
+            };
+            assert_eq!((mv.from.buffer, mv.to.buffer), (Buffer::Src, Buffer::Dst));
+            assert!(
+                mv.from_end() <= layout.src_len(from),
+                "{mv:?} reads past its source"
+            );
+            assert!(
+                mv.to_end() <= layout.dst_len(to),
+                "{mv:?} writes past its result"
+            );
+            exec(&mv, &srcs[from], &mut dsts[to], elem);
+        }
+    }
+    dsts
+}
+
 fn check(layout: &Layout, elem: usize, step_bytes: u64) -> Result<(), TestCaseError> {
     check_with(layout, elem, step_bytes, host)
 }
@@ -174,20 +205,25 @@ fn check_with(
     exec: Exec,
 ) -> Result<(), TestCaseError> {
     let plan = Plan::new(layout, elem as u64, step_bytes).expect("a valid layout plans");
-    let got = model(&plan, elem, exec);
     let srcs: Vec<_> = (0..layout.ranks())
         .map(|r| source(layout, r, elem))
         .collect();
-    for (r, dst) in got.iter().enumerate() {
-        prop_assert!(
-            *dst == expected(layout, &srcs, r, elem),
-            "rank {r} of {layout:?}"
-        );
+    for (route, got) in [
+        ("steps", model(&plan, elem, exec)),
+        ("peer", peer(&plan, elem, exec)),
+    ] {
+        for (r, dst) in got.iter().enumerate() {
+            prop_assert!(
+                *dst == expected(layout, &srcs, r, elem),
+                "rank {r} of {layout:?} by {route}"
+            );
+        }
     }
     // Every move is a permute the planner takes (the runtime runs them as such).
     let mut moves = Vec::new();
     for r in 0..layout.ranks() {
         moves.extend(plan.own(r));
+        moves.extend((0..layout.ranks()).filter_map(|q| plan.block(r, q)));
         for k in 0..plan.steps() {
             let s = plan.step(r, k);
             moves.extend(s.packs.into_iter().chain(s.places).chain(s.own));

@@ -13,6 +13,10 @@
 //!   transposes the piece into its send buffer (contiguous), the exchange carries
 //!   it to `q`'s receive buffer, and `q` copies it into place at its pitch.
 //!
+//! Where every GPU can write every other's memory and one process drives them
+//! all, no exchange is needed: each block goes in one move, [`Plan::block`],
+//! straight from its source into its rank's result (the runtime's peer route).
+//!
 //! The buffers have two slots each and steps alternate between them, so a step's
 //! exchange overlaps the packing of the next step and the placing of the previous
 //! one. Every rank derives the same plan from the same [`Layout`]: the sends from
@@ -131,23 +135,33 @@ impl Plan {
     /// where it is empty.
     pub fn own(&self, rank: usize) -> Option<Move> {
         let (h, w) = (self.layout.rows_of(rank), self.layout.cols_of(rank));
-        (self.steps == 0 && h > 0 && w > 0).then(|| self.own_piece(rank, (0, h, 0, w)))
+        (self.steps == 0 && h > 0 && w > 0).then(|| self.piece(rank, rank, (0, h, 0, w)))
     }
 
-    /// The part `(row0, rows, col0, cols)` of `rank`'s own block as a move.
-    fn own_piece(&self, rank: usize, (r0, h, c0, w): (u64, u64, u64, u64)) -> Move {
+    /// The block of `from`'s rows and `to`'s columns as one move, transposed from
+    /// `from`'s source straight into `to`'s result (where they are two ranks, a
+    /// kernel on `from`'s GPU writes `to`'s memory: the peer route, with no steps);
+    /// `None` where it is empty.
+    pub fn block(&self, from: usize, to: usize) -> Option<Move> {
+        let (h, w) = (self.layout.rows_of(from), self.layout.cols_of(to));
+        (h > 0 && w > 0).then(|| self.piece(from, to, (0, h, 0, w)))
+    }
+
+    /// The part `(row0, rows, col0, cols)` of the block of `from`'s rows and `to`'s
+    /// columns as a move from `from`'s source into `to`'s result.
+    fn piece(&self, from: usize, to: usize, (r0, h, c0, w): (u64, u64, u64, u64)) -> Move {
         let l = &self.layout;
         Move {
             rows: h,
             cols: w,
             from: Region {
                 buffer: Buffer::Src,
-                offset: r0 * l.cols() + l.col_start(rank) + c0,
+                offset: r0 * l.cols() + l.col_start(to) + c0,
                 pitch: l.cols(),
             },
             to: Region {
                 buffer: Buffer::Dst,
-                offset: c0 * l.rows() + l.row_start(rank) + r0,
+                offset: c0 * l.rows() + l.row_start(from) + r0,
                 pitch: l.rows(),
             },
             transpose: true,
@@ -179,27 +193,22 @@ impl Plan {
         let (h, w) = (l.rows_of(rank), l.cols_of(rank));
         let own = self.band(h, w, k);
         if own.1 * own.3 > 0 {
-            step.own = Some(self.own_piece(rank, own));
+            step.own = Some(self.piece(rank, rank, own));
         }
         let (mut send_at, mut recv_at) = (0u64, 0u64);
         for d in 1..p {
             let q = (rank + d) % p;
-            let (r0, h, c0, w) = self.band(l.rows_of(rank), l.cols_of(q), k);
+            let part = self.band(l.rows_of(rank), l.cols_of(q), k);
+            let (h, w) = (part.1, part.3);
             if h * w > 0 {
+                // The block's piece, transposed into the send slot.
                 step.packs.push(Move {
-                    rows: h,
-                    cols: w,
-                    from: Region {
-                        buffer: Buffer::Src,
-                        offset: r0 * l.cols() + l.col_start(q) + c0,
-                        pitch: l.cols(),
-                    },
                     to: Region {
                         buffer: Buffer::Send,
                         offset: send_at,
                         pitch: h,
                     },
-                    transpose: true,
+                    ..self.piece(rank, q, part)
                 });
                 step.sends.push(Transfer {
                     peer: q,
@@ -209,13 +218,15 @@ impl Plan {
                 send_at = (send_at + h * w).next_multiple_of(self.align);
             }
             let q = (rank + p - d) % p;
-            let (r0, h, c0, w) = self.band(l.rows_of(q), l.cols_of(rank), k);
+            let part = self.band(l.rows_of(q), l.cols_of(rank), k);
+            let (h, w) = (part.1, part.3);
             if h * w > 0 {
                 step.recvs.push(Transfer {
                     peer: q,
                     offset: recv_at,
                     len: h * w,
                 });
+                // The received piece, copied to where the block's piece goes.
                 step.places.push(Move {
                     rows: w,
                     cols: h,
@@ -224,11 +235,7 @@ impl Plan {
                         offset: recv_at,
                         pitch: h,
                     },
-                    to: Region {
-                        buffer: Buffer::Dst,
-                        offset: c0 * l.rows() + l.row_start(q) + r0,
-                        pitch: l.rows(),
-                    },
+                    to: self.piece(q, rank, part).to,
                     transpose: false,
                 });
                 recv_at = (recv_at + h * w).next_multiple_of(self.align);
