@@ -6,10 +6,14 @@
 //! ```text
 //! cargo run --release --features nccl --example dist_transpose -- \
 //!     [--shape ROWSxCOLS] [--elem 1|4|16] [--uneven] [--iters N] [--gpus N] [--processes] [--step-mb N]
+//!     [--route peer|nccl]
 //! ```
 //! * One process drives every GPU (`Comm::from_devices`), or with `--processes`
 //!   one process per GPU (`Comm::from_rank`): the example starts them itself and
 //!   passes the NCCL id in `BANKFREE_DIST_ID`.
+//! * The transposer takes the peer route where it can (one process, peer access
+//!   between the GPUs) and NCCL otherwise; `--route` asks for one, and the
+//!   output names the route each run took.
 //! * `--uneven` splits rows and columns unevenly (rank `r` gets a share growing
 //!   with `r + 1`, columns the other way round).
 //! * With one GPU it runs the one-rank case and says so. Without a GPU or NCCL it
@@ -18,7 +22,7 @@
 use bankfree::cudarc::driver::sys::CUevent_flags;
 use bankfree::cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use bankfree::cudarc::nccl::ReduceOp;
-use bankfree::dist::{self, Comm, Id, Layout, Transposer};
+use bankfree::dist::{self, Comm, Id, Layout, Route, Transposer};
 use std::process::{Command, ExitCode};
 use std::sync::Arc;
 
@@ -31,6 +35,7 @@ struct Args {
     gpus: Option<usize>,
     processes: bool,
     step_mb: u64,
+    route: Option<Route>,
 }
 
 fn parse() -> Result<Args, String> {
@@ -43,6 +48,7 @@ fn parse() -> Result<Args, String> {
         gpus: None,
         processes: false,
         step_mb: dist::STEP_BYTES >> 20,
+        route: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -65,6 +71,13 @@ fn parse() -> Result<Args, String> {
             "--step-mb" => a.step_mb = num(value()?)?.max(1),
             "--uneven" => a.uneven = true,
             "--processes" => a.processes = true,
+            "--route" => {
+                a.route = Some(match value()?.as_str() {
+                    "peer" => Route::Peer,
+                    "nccl" => Route::Nccl,
+                    v => return Err(format!("--route {v}: write peer or nccl")),
+                })
+            }
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -239,6 +252,9 @@ fn run<T: Pattern>(
     let world = layout.ranks();
     let mut t = Transposer::<T>::with_step_bytes(comms, layout, a.step_mb << 20)
         .map_err(|e| e.to_string())?;
+    if let Some(route) = a.route {
+        t = t.with_route(route).map_err(|e| e.to_string())?;
+    }
     // Medians of: the transpose, the bare all-to-all, the exchange of the peer
     // chunks alone; timed in turn, the transpose last (its result is checked).
     let mut times: [Vec<f64>; 3] = Default::default();
@@ -275,8 +291,12 @@ fn run<T: Pattern>(
     if comms[0].rank() == 0 {
         let gb = (layout.rows() * layout.cols() * a.elem as u64) as f64 / 1e9;
         let m = median(ours);
+        let route = match t.route() {
+            Some(Route::Peer) => "peer route",
+            _ => "NCCL route",
+        };
         print!(
-            "{world} rank(s), {} x {} of {}-byte elements ({gb:.2} GB): transpose {m:.3} ms",
+            "{world} rank(s), {} x {} of {}-byte elements ({gb:.2} GB): transpose ({route}) {m:.3} ms",
             layout.rows(),
             layout.cols(),
             a.elem

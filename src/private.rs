@@ -126,6 +126,7 @@ where
         } else {
             Strategy::Xor
         }),
+        blocks_per_sm: None,
     };
     bankfree_runtime::permute_with(src, dst, dims, perm, &opts)
 }

@@ -4,12 +4,13 @@
 //! transpose of the whole matrix, for 1-, 4- and 16-byte elements, even and
 //! uneven splits, empty parts, and in both set-ups: one process driving both GPUs
 //! (`Comm::from_devices`) and one communicator per thread (`Comm::from_rank`, as a
-//! process per GPU would).
+//! process per GPU would). One process takes both routes: the peer route (which
+//! `two_ranks_one_process` needs the two GPUs to allow) and NCCL.
 
 #![cfg(feature = "nccl")]
 
 use bankfree::cudarc::driver::{CudaContext, CudaSlice, CudaStream};
-use bankfree::dist::{self, Comm, Layout, Transposer};
+use bankfree::dist::{self, Comm, Layout, Route, Transposer};
 use bankfree::Error;
 use std::sync::Arc;
 
@@ -68,19 +69,22 @@ fn results<T: Pattern>(s: &Arc<CudaStream>, l: &Layout, r: usize, extra: usize) 
         .expect("works on a GPU machine")
 }
 
-/// One process drives every rank of `layout`.
-fn one_process<T: Pattern>(layout: &Layout) {
+/// One process drives every rank of `layout`, by `route`.
+fn one_process<T: Pattern>(layout: &Layout, route: Route) {
     let n = layout.ranks();
     let st = streams(n);
     let comms = dist::local_comms(st.clone()).expect("works on a GPU machine");
     let srcs: Vec<CudaSlice<T>> = (0..n).map(|r| source(&st[r], layout, r)).collect();
     let mut dsts: Vec<CudaSlice<T>> = (0..n).map(|r| results(&st[r], layout, r, 5)).collect();
-    let mut t = Transposer::<T>::new(&comms, layout).expect("works on a GPU machine");
+    let mut t = Transposer::<T>::new(&comms, layout)
+        .and_then(|t| t.with_route(route))
+        .unwrap_or_else(|e| panic!("{route:?} route: {e}"));
     for _ in 0..2 {
         // Twice: the exchange buffers are reused.
         let srcs: Vec<_> = srcs.iter().collect();
         t.run(&srcs, &mut dsts.iter_mut().collect::<Vec<_>>())
             .expect("works on a GPU machine");
+        assert_eq!(t.route(), Some(route));
     }
     for r in 0..n {
         check(&st[r], layout, r, &dsts[r], 5);
@@ -105,6 +109,11 @@ fn per_rank<T: Pattern>(layouts: &[Layout], short: Option<usize>) -> Vec<Result<
                         .alloc_zeros::<T>(l.dst_len(r) as usize - cut)
                         .expect("works on a GPU machine");
                     let comms = std::slice::from_ref(&comm);
+                    let e = Transposer::<T>::new(comms, l)?
+                        .with_route(Route::Peer)
+                        .err();
+                    let e = e.expect("the peer route needs every rank in one process");
+                    assert!(e.to_string().contains("ranks in this process"), "{e}");
                     Transposer::<T>::new(comms, l)?.run(&[&src], &mut [&mut dst])?;
                     s.synchronize().expect("works on a GPU machine");
                     let full = results::<T>(&s, l, r, 0);
@@ -139,24 +148,29 @@ fn one_rank_is_a_local_transpose() {
         Layout::even(4099, 3, 1).expect("works on a GPU machine"),
         Layout::even(0, 5, 1).expect("works on a GPU machine"),
     ] {
-        one_process::<u8>(&l);
-        one_process::<u32>(&l);
-        one_process::<[u32; 4]>(&l);
+        for route in [Route::Peer, Route::Nccl] {
+            one_process::<u8>(&l, route);
+            one_process::<u32>(&l, route);
+            one_process::<[u32; 4]>(&l, route);
+        }
     }
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn two_ranks_one_process() {
-    for l in layouts() {
-        one_process::<u8>(&l);
-        one_process::<u32>(&l);
-        one_process::<[u32; 4]>(&l);
+    for route in [Route::Peer, Route::Nccl] {
+        for l in layouts() {
+            one_process::<u8>(&l, route);
+            one_process::<u32>(&l, route);
+            one_process::<[u32; 4]>(&l, route);
+        }
+        // Each rank sends about 450 MB: by NCCL, in steps of STEP_BYTES.
+        one_process::<[u32; 4]>(
+            &Layout::new(&[4000, 4500], &[7000, 5000]).expect("works on a GPU machine"),
+            route,
+        );
     }
-    // Several steps: each rank sends about 450 MB, in steps of STEP_BYTES.
-    one_process::<[u32; 4]>(
-        &Layout::new(&[4000, 4500], &[7000, 5000]).expect("works on a GPU machine"),
-    );
 }
 
 #[test]

@@ -129,7 +129,26 @@ where
     S: SrcArg<T> + ?Sized,
     D: DstArg<T> + ?Sized,
 {
-    transpose_units(kernels, src, dst, shape, stream, 1)
+    transpose_units(kernels, src, dst, shape, On::stream(stream), 1)
+}
+
+/// Where a call launches: its stream (else `dst`'s) and, where set, at most
+/// this many blocks per SM (the kernels' tile loops stride over the grid, so a
+/// capped grid moves the same tiles and leaves the rest of the GPU to work queued
+/// beside it).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct On<'a> {
+    pub stream: Option<&'a CudaStream>,
+    pub blocks_per_sm: Option<u32>,
+}
+
+impl<'a> On<'a> {
+    pub fn stream(stream: Option<&'a CudaStream>) -> On<'a> {
+        On {
+            stream,
+            blocks_per_sm: None,
+        }
+    }
 }
 
 /// [`transpose_first`] with kernels whose element is `unit` of `T` (a widened
@@ -140,7 +159,7 @@ pub(crate) fn transpose_units<T, S, D>(
     src: &S,
     dst: &mut D,
     shape: &Shape,
-    stream: Option<&CudaStream>,
+    how: On<'_>,
     unit: u64,
 ) -> Result<()>
 where
@@ -148,13 +167,17 @@ where
     D: DstArg<T> + ?Sized,
 {
     let mut own = None;
-    let on = launch_stream(stream, &*dst, &mut own);
+    let on = launch_stream(how.stream, &*dst, &mut own);
+    let how = On {
+        stream: Some(on),
+        ..how
+    };
     let Some(last) = kernels.last() else {
         return Err(Error::NoKernels);
     };
     if let [only] = kernels {
         // Nothing to choose or tune: the kernel's own checks, as `transpose`.
-        return run(only, src, dst, shape, Some(on), false, unit);
+        return run(only, src, dst, shape, how, false, unit);
     }
     same_context(src, dst, on)?;
     // Asked once per call: each address is one `device_ptr` (events on a stream).
@@ -185,19 +208,11 @@ where
     };
     if tune::tuning() && candidates.len() > 1 && !shape.is_empty() {
         let ms = tune::time_all(on, candidates.len(), |c| {
-            run(
-                &kernels[candidates[c]],
-                src,
-                dst,
-                shape,
-                Some(on),
-                true,
-                unit,
-            )
+            run(&kernels[candidates[c]], src, dst, shape, how, true, unit)
         })?;
         let times = candidates.iter().copied().zip(ms).collect();
         let best = tune::record(on, kernels, class, times, untuned())?;
-        return run(&kernels[best], src, dst, shape, Some(on), true, unit);
+        return run(&kernels[best], src, dst, shape, how, true, unit);
     }
     let tuned = if candidates.len() > 1 {
         tune::winner(on, kernels, class).filter(|&i| fit[i])
@@ -206,8 +221,8 @@ where
     };
     let chosen = tuned.or_else(untuned);
     match chosen {
-        Some(i) => run(&kernels[i], src, dst, shape, Some(on), true, unit),
-        None => run(last, src, dst, shape, Some(on), false, unit), // its Unfit error
+        Some(i) => run(&kernels[i], src, dst, shape, how, true, unit),
+        None => run(last, src, dst, shape, how, false, unit), // its Unfit error
     }
 }
 
@@ -312,7 +327,7 @@ where
     S: SrcArg<T> + ?Sized,
     D: DstArg<T> + ?Sized,
 {
-    run(kernel, src, dst, shape, stream, false, 1)
+    run(kernel, src, dst, shape, On::stream(stream), false, 1)
 }
 
 /// [`transpose`], skipping the fit check where the caller has just made it, of
@@ -322,7 +337,7 @@ fn run<T, S, D>(
     src: &S,
     dst: &mut D,
     shape: &Shape,
-    stream: Option<&CudaStream>,
+    how: On<'_>,
     fit_checked: bool,
     unit: u64,
 ) -> Result<()>
@@ -345,7 +360,7 @@ where
         return Ok(());
     }
     let mut own = None;
-    let stream = launch_stream(stream, &*dst, &mut own);
+    let stream = launch_stream(how.stream, &*dst, &mut own);
     same_context(src, dst, stream)?;
     let ctx = stream.context();
     if !fit_checked {
@@ -391,15 +406,23 @@ where
         shape.rows,
         shape.cols,
     );
-    // A squat kernel's blocks take several tiles each (`SQUAT_BLOCKS_PER_SM`);
-    // no other launch asks for the SM count.
+    // A squat kernel's blocks take several tiles each (`SQUAT_BLOCKS_PER_SM`), and
+    // so do a capped call's; no other launch asks for the SM count.
     let sms = || device::sm_count(ctx);
     let grid_x = match kernel.geometry().squats().then(sms).flatten() {
         Some(sms) => l.grid[0].min(SQUAT_BLOCKS_PER_SM.saturating_mul(sms)),
         None => l.grid[0],
     };
+    let (grid_x, grid_y) = match how.blocks_per_sm.zip(how.blocks_per_sm.and_then(|_| sms())) {
+        Some((per, sms)) => {
+            let blocks = per.saturating_mul(sms).max(1);
+            let y = l.grid[1].min(blocks);
+            (grid_x.min((blocks / y).max(1)), y)
+        }
+        None => (grid_x, l.grid[1]),
+    };
     let cfg = LaunchConfig {
-        grid_dim: (grid_x, l.grid[1], l.grid[2]),
+        grid_dim: (grid_x, grid_y, l.grid[2]),
         block_dim: (l.block[0], l.block[1], l.block[2]),
         shared_mem_bytes: l.dynamic_shared_bytes,
     };

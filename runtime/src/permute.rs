@@ -5,7 +5,7 @@
 
 use crate::error::{Error, Result, Unfit};
 use crate::kernel::KernelSource;
-use crate::launch::{transpose_first, transpose_units, DstArg, SrcArg};
+use crate::launch::{transpose_units, DstArg, On, SrcArg};
 use bankfree_gen::memo::FxMap;
 use bankfree_gen::select::permute::{plan, plan_kernels, plan_unwidened, Kind, Permute, MAX_RANK};
 use bankfree_gen::{Shape, Strategy};
@@ -14,15 +14,19 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
 /// How a permute is laid out and run: strides (in elements, each in its own
-/// tensor's axis order; row-major when `None`), the stream (else `dst`'s) and the
+/// tensor's axis order; row-major when `None`), the stream (else `dst`'s), the
 /// shared-tile strategy of its transposes (`Strategy::Xor`, the default, or
-/// `Strategy::Pad(None)`).
+/// `Strategy::Pad(None)`) and, where set, at most `blocks_per_sm` blocks per SM:
+/// the same work in fewer blocks, leaving the rest of the GPU to kernels queued on
+/// other streams (the distributed transpose runs its writes to other GPUs so,
+/// beside a local transpose).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PermuteOptions<'a> {
     pub src_strides: Option<&'a [usize]>,
     pub dst_strides: Option<&'a [usize]>,
     pub stream: Option<&'a CudaStream>,
     pub strategy: Option<Strategy>,
+    pub blocks_per_sm: Option<u32>,
 }
 
 /// Permutes `src` (extents `dims`) into `dst`: output axis `i` is input axis
@@ -57,18 +61,22 @@ where
     let Some(call) = &*planned else {
         return Ok(()); // an extent of 0: nothing to move
     };
+    let at = On {
+        stream: opts.stream,
+        blocks_per_sm: opts.blocks_per_sm,
+    };
     let Some(plain) = &call.plain else {
-        return transpose_first(&call.kernels, src, dst, &call.shape, opts.stream);
+        return transpose_units(&call.kernels, src, dst, &call.shape, at, 1);
     };
     // Widened: the buffers are checked against the permute's own elements (the
     // same bytes), so that an error counts in them; a pointer off the wider
     // element runs the plain plan.
     plain.0.check_buffers(src.len() as u64, dst.len() as u64)?;
-    match transpose_units(&call.kernels, src, dst, &call.shape, opts.stream, call.unit) {
+    match transpose_units(&call.kernels, src, dst, &call.shape, at, call.unit) {
         Err(Error::Unfit {
             why: Unfit::Unit { .. },
             ..
-        }) => transpose_first(&plain.1, src, dst, &plain.0, opts.stream),
+        }) => transpose_units(&plain.1, src, dst, &plain.0, at, 1),
         done => done,
     }
 }

@@ -4,22 +4,31 @@
 //! Rank `r` holds `layout.rows_of(r)` consecutive rows of a `rows x cols` matrix
 //! (row-major, `cols` wide) and gets `layout.cols_of(r)` consecutive rows of its
 //! transpose (row-major, `rows` wide). The plan is
-//! [`bankfree_gen::select::dist`]'s: the blocks for other ranks go in a few
-//! steps of at most [`STEP_BYTES`] (the first and the last small): transposed
-//! into a send buffer by the generated kernels, exchanged with grouped NCCL sends
-//! and receives, and copied into place; each rank's own block is transposed
-//! straight into place a piece per step. A step's exchange runs on the
-//! communicator's stream (of the highest priority, where [`local_comms`] or
-//! [`rank_comm`] made it) while the kernels of the steps around it run on a
-//! second stream. Pass all the communicators of one world, or this process's
-//! share of one.
+//! [`bankfree_gen::select::dist`]'s, by one of two routes ([`Route`]):
 //!
+//! * **peer**, where one process drives every rank and every GPU can write every
+//!   other's memory (peer access, over NVLink or PCIe): each block is transposed
+//!   by one kernel from its source straight into its rank's result, on another
+//!   GPU's memory where it belongs there; the writes to other GPUs run in a few
+//!   blocks per SM ([`PEER_BLOCKS_PER_SM`]) beside the own block. No exchange
+//!   buffers, no NCCL traffic.
+//! * **NCCL**, everywhere else (one process per GPU, GPUs without peer access,
+//!   results the driver does not let the other GPUs write): the blocks for other
+//!   ranks go in a few steps of at most [`STEP_BYTES`] (the first and the last
+//!   small): transposed into a send buffer by the generated kernels, exchanged
+//!   with grouped NCCL sends and receives, and copied into place; each rank's own
+//!   block is transposed straight into place a piece per step. A step's exchange
+//!   runs on the communicator's stream (of the highest priority, where
+//!   [`local_comms`] or [`rank_comm`] made it) while the kernels of the steps
+//!   around it run on a second stream.
+//!
+//! Pass all the communicators of one world, or this process's share of one.
 //! Both set-ups run the same code:
 //! * one process driving every GPU: pass all communicators
 //!   ([`local_comms`], cudarc's `Comm::from_devices`) and one source and result
-//!   per rank;
+//!   per rank (the peer route where the GPUs allow it);
 //! * one process per GPU: pass its one communicator ([`rank_comm`], cudarc's
-//!   `Comm::from_rank`); the ranks then check, with one small all-gather, that
+//!   `Comm::from_rank`; always the NCCL route); the ranks then check, with one small all-gather, that
 //!   they all pass the same layout and element type and that none refused its
 //!   buffers, and all return the same error otherwise (none hangs).
 //!
@@ -41,28 +50,46 @@
 //! ```
 
 mod nccl;
+mod peer;
 mod steps;
 
 pub use bankfree_gen::select::dist::{DistError, Layout, STEP_BYTES};
 pub use cudarc::nccl::{Comm, Id};
 pub use nccl::{check as check_nccl, local_comms, rank_comm, unique_id};
+pub use peer::PEER_BLOCKS_PER_SM;
 
 use crate::error::{Error, Result};
 use crate::ffi::{bytes_of, bytes_of_mut};
 use crate::launch::{DstArg, SrcArg};
-use bankfree_gen::select::dist::{Plan, Step};
-use cudarc::driver::CudaEvent;
+use bankfree_gen::select::dist::Plan;
 use cudarc::nccl::{group_end, group_start};
 use std::marker::PhantomData;
-use steps::{apply, exchange, kernel_stream, pack, place, Local};
+use steps::{kernel_stream, pipeline, Local};
 
-/// A distributed transpose of one layout and element type, with its exchange
-/// buffers (two slots of up to about [`STEP_BYTES`] each for sending and for
-/// receiving per rank), for repeated calls.
+/// How a run moves the blocks that change GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Route {
+    /// Kernels write the other GPUs' results straight (one process, peer access).
+    Peer,
+    /// Packs, NCCL's grouped sends and receives in steps, and places.
+    Nccl,
+}
+
+/// A distributed transpose of one layout and element type, for repeated calls.
+/// Where it takes the NCCL route it keeps exchange buffers (two slots of up to
+/// about [`STEP_BYTES`] each for sending and for receiving per rank), allocated
+/// by the first run that needs them.
 pub struct Transposer<'c, T> {
     comms: &'c [Comm],
     plan: Plan,
     local: Vec<Local>,
+    /// Every rank is in this process and every GPU can write every other's memory.
+    peer: bool,
+    /// The route asked for; `None`: the peer route where it can run, else NCCL.
+    asked: Option<Route>,
+    last: Option<Route>,
+    /// The exchange buffers are sized for the plan.
+    reserved: bool,
     _elem: PhantomData<fn() -> T>,
 }
 
@@ -102,21 +129,44 @@ impl<'c, T> Transposer<'c, T> {
                     "rank {rank} was given twice; pass each communicator once"
                 )));
             }
-            let kernels = kernel_stream(&comm.stream())?;
-            let slot = |n: u64| kernels.alloc_zeros::<u8>((n * elem).max(1) as usize);
-            local.push(Local {
-                rank,
-                send: [slot(plan.send_len(rank))?, slot(plan.send_len(rank))?],
-                recv: [slot(plan.recv_len(rank))?, slot(plan.recv_len(rank))?],
-                kernels,
-            });
+            local.push(Local::new(rank, kernel_stream(&comm.stream())?)?);
         }
+        let peer = peer::possible(comms, layout.ranks())?;
         Ok(Transposer {
             comms,
             plan,
             local,
+            peer,
+            asked: None,
+            last: None,
+            reserved: false,
             _elem: PhantomData,
         })
+    }
+
+    /// Takes `route` on every run: [`Route::Nccl`] always can; [`Route::Peer`]
+    /// only where one process drives every rank and every GPU can write every
+    /// other's memory (else an error that says which is missing), and a run
+    /// whose results the other GPUs may not write is then an error too.
+    pub fn with_route(mut self, route: Route) -> Result<Self> {
+        if route == Route::Peer && !self.peer {
+            let world = self.plan.layout().ranks();
+            let why = if self.comms.len() != world {
+                format!("it needs all {world} ranks in this process")
+            } else {
+                "some pair of these GPUs has no peer access".to_string()
+            };
+            return Err(mismatch(format!(
+                "the peer route cannot run here: {why}; take the NCCL route"
+            )));
+        }
+        self.asked = Some(route);
+        Ok(self)
+    }
+
+    /// The route the last run took (`None` before the first).
+    pub fn route(&self) -> Option<Route> {
+        self.last
     }
 
     pub fn layout(&self) -> &Layout {
@@ -134,7 +184,27 @@ impl<'c, T> Transposer<'c, T> {
         D: DstArg<T> + ?Sized,
     {
         self.agree(srcs, dsts)?;
-        self.pipeline(srcs, dsts)
+        if self.peer && self.asked != Some(Route::Nccl) {
+            if peer::run(self.comms, &self.local, &self.plan, srcs, dsts)? {
+                self.last = Some(Route::Peer);
+                return Ok(());
+            }
+            if self.asked == Some(Route::Peer) {
+                return Err(mismatch(
+                    "the peer route cannot run: the driver does not let every GPU write the other ranks' results (allocate them with cudarc, or take the NCCL route)".into(),
+                ));
+            }
+        }
+        self.last = Some(Route::Nccl);
+        if !self.reserved {
+            let e = std::mem::size_of::<T>() as u64;
+            for l in &mut self.local {
+                let (send, recv) = (self.plan.send_len(l.rank), self.plan.recv_len(l.rank));
+                l.reserve(send * e, recv * e)?;
+            }
+            self.reserved = true;
+        }
+        pipeline(self.comms, &mut self.local, &self.plan, srcs, dsts)
     }
 
     /// The bare exchange of the same bytes, with no kernels: rank `p`'s source, cut
@@ -260,83 +330,6 @@ impl<'c, T> Transposer<'c, T> {
                     )));
                 }
             }
-        }
-        Ok(())
-    }
-
-    /// Packs step 0 and moves the own blocks, then per step: the exchange on the
-    /// communicators' streams, and on the kernel streams the previous step's places
-    /// and the next step's packs, each stream waiting for the other's event where
-    /// it reuses a slot or reads what the other wrote.
-    fn pipeline<S, D>(&mut self, srcs: &[&S], dsts: &mut [&mut D]) -> Result<()>
-    where
-        S: SrcArg<T> + ?Sized,
-        D: DstArg<T> + ?Sized,
-    {
-        let steps = self.plan.steps();
-        for (l, comm) in self.local.iter().zip(self.comms) {
-            l.kernels.join(&comm.stream())?;
-        }
-        let plan = &self.plan;
-        let step_of = |local: &[Local], k: usize| -> Vec<Step> {
-            local.iter().map(|l| plan.step(l.rank, k)).collect()
-        };
-        let mut cur = (steps > 0).then(|| step_of(&self.local, 0));
-        let mut packed = Vec::new();
-        for (i, l) in self.local.iter_mut().enumerate() {
-            if let Some(c) = &cur {
-                pack::<T, S>(l, &c[i], srcs[i])?;
-                packed.push(l.kernels.record_event(None)?);
-            }
-            if let Some(own) = plan.own(l.rank) {
-                apply(&own, srcs[i], &mut *dsts[i], &l.kernels)?;
-            }
-        }
-        // Exchanged and not yet placed: the steps and their exchanges' events.
-        let mut pending: Option<(Vec<Step>, Vec<CudaEvent>)> = None;
-        for k in 0..steps {
-            let Some(c) = cur.take() else { break };
-            for (comm, ev) in self.comms.iter().zip(&packed) {
-                comm.stream().wait(ev)?;
-            }
-            exchange(self.comms, &mut self.local, &c, std::mem::size_of::<T>())?;
-            let done = self
-                .comms
-                .iter()
-                .map(|comm| comm.stream().record_event(None))
-                .collect::<Result<Vec<_>, _>>()?;
-            if let Some((p, evs)) = pending.replace((c, done)) {
-                for (i, l) in self.local.iter().enumerate() {
-                    l.kernels.wait(&evs[i])?;
-                    place::<T, D>(l, &p[i], &mut *dsts[i])?;
-                }
-            }
-            packed.clear();
-            if k + 1 < steps {
-                let n = step_of(&self.local, k + 1);
-                for (i, l) in self.local.iter_mut().enumerate() {
-                    pack::<T, S>(l, &n[i], srcs[i])?;
-                    packed.push(l.kernels.record_event(None)?);
-                }
-                cur = Some(n);
-            }
-            // This step's piece of the own block, while the exchange runs.
-            if let Some((p, _)) = &pending {
-                for (i, l) in self.local.iter().enumerate() {
-                    if let Some(own) = &p[i].own {
-                        apply(own, srcs[i], &mut *dsts[i], &l.kernels)?;
-                    }
-                }
-            }
-        }
-        if let Some((p, evs)) = pending {
-            for (i, l) in self.local.iter().enumerate() {
-                l.kernels.wait(&evs[i])?;
-                place::<T, D>(l, &p[i], &mut *dsts[i])?;
-            }
-        }
-        for (l, comm) in self.local.iter().zip(self.comms) {
-            comm.stream().join(&l.kernels)?;
         }
         Ok(())
     }

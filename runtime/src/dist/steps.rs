@@ -1,13 +1,14 @@
-//! One step's work on a rank: the packs and places (generated kernels, through
-//! the run-time permute) on the kernel stream, the exchange as one NCCL group.
+//! The NCCL route: each step's packs and places (generated kernels, through the
+//! run-time permute) on the kernel streams, its exchange as one NCCL group on
+//! the communicators' streams, and the pipeline that overlaps them.
 
 use super::nccl;
 use crate::error::Result;
 use crate::ffi::{elems, elems_mut};
 use crate::launch::{DstArg, SrcArg};
 use crate::permute::{permute_with, PermuteOptions};
-use bankfree_gen::select::dist::{Move, Step};
-use cudarc::driver::{CudaSlice, CudaStream};
+use bankfree_gen::select::dist::{Move, Plan, Step};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 use cudarc::nccl::{group_end, group_start, Comm};
 use std::sync::Arc;
 
@@ -17,6 +18,34 @@ pub(super) struct Local {
     pub kernels: Arc<CudaStream>,
     pub send: [CudaSlice<u8>; 2],
     pub recv: [CudaSlice<u8>; 2],
+}
+
+impl Local {
+    /// A rank's kernel stream, with exchange buffers of one byte until
+    /// [`Local::reserve`] sizes them.
+    pub fn new(rank: usize, kernels: Arc<CudaStream>) -> Result<Local> {
+        let byte = || kernels.alloc_zeros::<u8>(1);
+        Ok(Local {
+            rank,
+            send: [byte()?, byte()?],
+            recv: [byte()?, byte()?],
+            kernels,
+        })
+    }
+
+    /// Exchange buffers of at least `send` and `recv` bytes a slot (allocated on
+    /// the kernel stream by the first run that takes the NCCL route; the peer route
+    /// needs none).
+    pub fn reserve(&mut self, send: u64, recv: u64) -> Result<()> {
+        for (slots, n) in [(&mut self.send, send), (&mut self.recv, recv)] {
+            for slot in slots.iter_mut() {
+                if (slot.len() as u64) < n {
+                    *slot = self.kernels.alloc_zeros::<u8>(n as usize)?;
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The stream of a rank's packs, places and own pieces: a new stream of the
@@ -35,7 +64,7 @@ pub(super) fn kernel_stream(comm: &Arc<CudaStream>) -> Result<Arc<CudaStream>> {
 pub(super) fn pack<T, S: SrcArg<T> + ?Sized>(l: &mut Local, step: &Step, src: &S) -> Result<()> {
     let mut slot = elems_mut::<T>(&mut l.send[step.slot]);
     for mv in &step.packs {
-        apply(mv, src, &mut slot, &l.kernels)?;
+        apply(mv, src, &mut slot, &l.kernels, None)?;
     }
     Ok(())
 }
@@ -44,7 +73,7 @@ pub(super) fn pack<T, S: SrcArg<T> + ?Sized>(l: &mut Local, step: &Step, src: &S
 pub(super) fn place<T, D: DstArg<T> + ?Sized>(l: &Local, step: &Step, dst: &mut D) -> Result<()> {
     let slot = elems::<T>(&l.recv[step.slot]);
     for mv in &step.places {
-        apply(mv, &slot, dst, &l.kernels)?;
+        apply(mv, &slot, dst, &l.kernels, None)?;
     }
     Ok(())
 }
@@ -82,8 +111,15 @@ pub(super) fn exchange(
     ended.map(|_| ())
 }
 
-/// One local move as a permute on `stream`.
-pub(super) fn apply<T, S, D>(mv: &Move, from: &S, to: &mut D, stream: &CudaStream) -> Result<()>
+/// One move as a permute on `stream`, in at most `blocks_per_sm` blocks per SM
+/// where that is set.
+pub(super) fn apply<T, S, D>(
+    mv: &Move,
+    from: &S,
+    to: &mut D,
+    stream: &CudaStream,
+    blocks_per_sm: Option<u32>,
+) -> Result<()>
 where
     S: SrcArg<T> + ?Sized,
     D: DstArg<T> + ?Sized,
@@ -98,7 +134,89 @@ where
         src_strides: Some(&us(src_strides)),
         dst_strides: Some(&us(dst_strides)),
         stream: Some(stream),
-        strategy: None,
+        blocks_per_sm,
+        ..PermuteOptions::default()
     };
     permute_with(&from, &mut to, &us(dims), &perm, &opts)
+}
+
+/// Packs step 0 and moves the own blocks, then per step: the exchange on the
+/// communicators' streams, and on the kernel streams the previous step's places
+/// and the next step's packs, each stream waiting for the other's event where
+/// it reuses a slot or reads what the other wrote.
+pub(super) fn pipeline<T, S, D>(
+    comms: &[Comm],
+    local: &mut [Local],
+    plan: &Plan,
+    srcs: &[&S],
+    dsts: &mut [&mut D],
+) -> Result<()>
+where
+    S: SrcArg<T> + ?Sized,
+    D: DstArg<T> + ?Sized,
+{
+    let steps = plan.steps();
+    for (l, comm) in local.iter().zip(comms) {
+        l.kernels.join(&comm.stream())?;
+    }
+    let step_of = |local: &[Local], k: usize| -> Vec<Step> {
+        local.iter().map(|l| plan.step(l.rank, k)).collect()
+    };
+    let mut cur = (steps > 0).then(|| step_of(local, 0));
+    let mut packed = Vec::new();
+    for (i, l) in local.iter_mut().enumerate() {
+        if let Some(c) = &cur {
+            pack::<T, S>(l, &c[i], srcs[i])?;
+            packed.push(l.kernels.record_event(None)?);
+        }
+        if let Some(own) = plan.own(l.rank) {
+            apply(&own, srcs[i], &mut *dsts[i], &l.kernels, None)?;
+        }
+    }
+    // Exchanged and not yet placed: the steps and their exchanges' events.
+    let mut pending: Option<(Vec<Step>, Vec<CudaEvent>)> = None;
+    for k in 0..steps {
+        let Some(c) = cur.take() else { break };
+        for (comm, ev) in comms.iter().zip(&packed) {
+            comm.stream().wait(ev)?;
+        }
+        exchange(comms, local, &c, std::mem::size_of::<T>())?;
+        let done = comms
+            .iter()
+            .map(|comm| comm.stream().record_event(None))
+            .collect::<Result<Vec<_>, _>>()?;
+        if let Some((p, evs)) = pending.replace((c, done)) {
+            for (i, l) in local.iter().enumerate() {
+                l.kernels.wait(&evs[i])?;
+                place::<T, D>(l, &p[i], &mut *dsts[i])?;
+            }
+        }
+        packed.clear();
+        if k + 1 < steps {
+            let n = step_of(local, k + 1);
+            for (i, l) in local.iter_mut().enumerate() {
+                pack::<T, S>(l, &n[i], srcs[i])?;
+                packed.push(l.kernels.record_event(None)?);
+            }
+            cur = Some(n);
+        }
+        // This step's piece of the own block, while the exchange runs.
+        if let Some((p, _)) = &pending {
+            for (i, l) in local.iter().enumerate() {
+                if let Some(own) = &p[i].own {
+                    apply(own, srcs[i], &mut *dsts[i], &l.kernels, None)?;
+                }
+            }
+        }
+    }
+    if let Some((p, evs)) = pending {
+        for (i, l) in local.iter().enumerate() {
+            l.kernels.wait(&evs[i])?;
+            place::<T, D>(l, &p[i], &mut *dsts[i])?;
+        }
+    }
+    for (l, comm) in local.iter().zip(comms) {
+        comm.stream().join(&l.kernels)?;
+    }
+    Ok(())
 }

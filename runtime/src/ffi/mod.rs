@@ -6,8 +6,12 @@
 //!   loader also panics, and only searches the loader's path);
 //! * the kernel launch, and the copy that runs calls which move one contiguous
 //!   run;
-//! * with the `nccl` feature: probing for NCCL before cudarc touches it, and the
-//!   exchange buffers' bytes seen as elements by the kernels.
+//! * with the `nccl` feature: probing for NCCL before cudarc touches it, the
+//!   exchange buffers' bytes seen as elements by the kernels, and ([`peer`]) the
+//!   access and the slices through which a kernel writes another GPU's memory.
+
+#[cfg(feature = "nccl")]
+pub mod peer;
 
 use cudarc::driver::{DriverError, LaunchArgs, LaunchConfig};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
