@@ -62,8 +62,10 @@ use crate::error::{Error, Result};
 use crate::ffi::{bytes_of, bytes_of_mut};
 use crate::launch::{DstArg, SrcArg};
 use bankfree_gen::select::dist::Plan;
+use cudarc::driver::CudaStream;
 use cudarc::nccl::{group_end, group_start};
 use std::marker::PhantomData;
+use std::sync::Arc;
 use steps::{kernel_stream, pipeline, Local};
 
 /// How a run moves the blocks that change GPU.
@@ -83,8 +85,9 @@ pub struct Transposer<'c, T> {
     comms: &'c [Comm],
     plan: Plan,
     local: Vec<Local>,
-    /// Every rank is in this process and every GPU can write every other's memory.
-    peer: bool,
+    /// Where every rank is in this process and every GPU can write every other's
+    /// memory: each rank's streams for its writes to the others.
+    links: Option<Vec<Vec<Arc<CudaStream>>>>,
     /// The route asked for; `None`: the peer route where it can run, else NCCL.
     asked: Option<Route>,
     last: Option<Route>,
@@ -131,12 +134,12 @@ impl<'c, T> Transposer<'c, T> {
             }
             local.push(Local::new(rank, kernel_stream(&comm.stream())?)?);
         }
-        let peer = peer::possible(comms, layout.ranks())?;
+        let links = peer::links(comms, layout.ranks())?;
         Ok(Transposer {
             comms,
             plan,
             local,
-            peer,
+            links,
             asked: None,
             last: None,
             reserved: false,
@@ -149,7 +152,7 @@ impl<'c, T> Transposer<'c, T> {
     /// other's memory (else an error that says which is missing), and a run
     /// whose results the other GPUs may not write is then an error too.
     pub fn with_route(mut self, route: Route) -> Result<Self> {
-        if route == Route::Peer && !self.peer {
+        if route == Route::Peer && self.links.is_none() {
             let world = self.plan.layout().ranks();
             let why = if self.comms.len() != world {
                 format!("it needs all {world} ranks in this process")
@@ -184,8 +187,8 @@ impl<'c, T> Transposer<'c, T> {
         D: DstArg<T> + ?Sized,
     {
         self.agree(srcs, dsts)?;
-        if self.peer && self.asked != Some(Route::Nccl) {
-            if peer::run(self.comms, &self.local, &self.plan, srcs, dsts)? {
+        if let (Some(links), false) = (&self.links, self.asked == Some(Route::Nccl)) {
+            if peer::run(self.comms, &self.local, links, &self.plan, srcs, dsts)? {
                 self.last = Some(Route::Peer);
                 return Ok(());
             }

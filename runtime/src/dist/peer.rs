@@ -3,52 +3,67 @@
 //! rank's source straight into its rank's result ([`Plan::block`]). No exchange
 //! buffers, no NCCL, and each byte crosses HBM once on each side.
 //!
-//! On each GPU the blocks for other GPUs go on the communicator's stream (the
-//! highest priority) in at most [`PEER_BLOCKS_PER_SM`] blocks per SM, and the own
-//! block on the kernel stream: a write across the link holds its block far longer
-//! than a local one, so a few blocks per SM keep the link busy and leave the rest
-//! of the GPU to the own block.
+//! On each GPU the blocks for the other GPUs go each on a stream of its own (of
+//! the highest priority), all at once, as NCCL's sends do: every GPU then sends
+//! to all and receives from all together, and an uneven split shares the links
+//! as its loads fall. Together they run in at most [`PEER_BLOCKS_PER_SM`] blocks
+//! per SM, and the own block on the kernel stream: a write across the link holds
+//! its block far longer than a local one, so a few blocks per SM keep the links
+//! busy and leave the rest of the GPU to the own block.
 
 use super::steps::{apply, Local};
 use crate::error::Result;
 use crate::ffi::peer::{enable, writable, Alias};
 use crate::launch::{DstArg, SrcArg};
 use bankfree_gen::select::dist::Plan;
-use cudarc::driver::{CudaEvent, DevicePtrMut};
+use cudarc::driver::{CudaStream, DevicePtrMut};
 use cudarc::nccl::Comm;
+use std::sync::Arc;
 
-/// At most this many blocks per SM for the kernels that write another GPU's
-/// memory. Measured on two H200s over NVLink, a 16-byte 23172 x 23172 transpose
+/// At most this many blocks per SM for the kernels that write other GPUs' memory,
+/// shared evenly between them (at least one each). Measured on two H200s over NVLink, a 16-byte 23172 x 23172 transpose
 /// took 1.18 times a bare NCCL all-to-all of the same bytes with 1 block per SM,
 /// 1.01 to 1.03 with 2 to 4, 0.99 with 6, 0.98 to 1.07 with 8 to 16, 1.08 with 32
 /// and 1.15 uncapped (the writes then hold every SM and the own block waits).
 pub const PEER_BLOCKS_PER_SM: u32 = 6;
 
-/// Whether every GPU of `comms` can write every other's memory (peer access
-/// enabled where it can be; one rank writes only its own); `false` where the
+/// Each rank's streams for its writes to the others (`world - 1` a rank), where
+/// every GPU of `comms` can write every other's memory (peer access enabled where
+/// it can be; one rank writes only its own); `None` where one cannot or the
 /// ranks span processes.
-pub(super) fn possible(comms: &[Comm], world: usize) -> Result<bool> {
+pub(super) fn links(comms: &[Comm], world: usize) -> Result<Option<Vec<Vec<Arc<CudaStream>>>>> {
     if comms.len() != world {
-        return Ok(false);
+        return Ok(None);
     }
     for a in comms {
         for b in comms {
             let (ca, cb) = (a.context(), b.context());
             if ca.cu_ctx() != cb.cu_ctx() && !enable(ca, cb)? {
-                return Ok(false);
+                return Ok(None);
             }
         }
     }
-    Ok(true)
+    let (_, greatest) = cudarc::driver::result::stream::get_priority_range()?;
+    let mut all = Vec::with_capacity(world);
+    for comm in comms {
+        let ctx = comm.context();
+        ctx.bind_to_thread()?;
+        let streams = (1..world)
+            .map(|_| ctx.new_stream_with_priority(greatest))
+            .collect::<Result<Vec<_>, _>>()?;
+        all.push(streams);
+    }
+    Ok(Some(all))
 }
 
 /// Runs the whole transpose by the peer route; `Ok(false)`, with nothing queued,
 /// where some result is not writable from another rank's GPU (then the caller
-/// takes the NCCL route). `comms[i]`, `local[i]`, `srcs[i]` and `dsts[i]` are
-/// one rank's, every rank of the world.
+/// takes the NCCL route). `comms[i]`, `local[i]`, `links[i]`, `srcs[i]` and
+/// `dsts[i]` are one rank's, every rank of the world.
 pub(super) fn run<T, S, D>(
     comms: &[Comm],
     local: &[Local],
+    links: &[Vec<Arc<CudaStream>>],
     plan: &Plan,
     srcs: &[&S],
     dsts: &mut [&mut D],
@@ -85,16 +100,31 @@ where
             apply(&own, srcs[i], &mut *dsts[i], &l.kernels, None)?;
         }
     }
-    let mut done: Vec<CudaEvent> = Vec::with_capacity(n);
+    // Rank `r` writes ranks `r + 1`, `r + 2`, ... in turn (modulo the world), so
+    // that at each turn every GPU receives from one other, not all from one.
+    let mut at = vec![0; n];
+    for (j, l) in local.iter().enumerate() {
+        at[l.rank] = j;
+    }
+    let per = (PEER_BLOCKS_PER_SM / (n as u32).saturating_sub(1).max(1)).max(1);
+    let mut done = Vec::with_capacity(n);
     for (i, (comm, l)) in comms.iter().zip(local).enumerate() {
         let stream = comm.stream();
-        for j in (0..n).filter(|&j| written_from(i, j)) {
+        // Every link starts after the gates, and none waits for another.
+        for link in &links[i] {
+            link.join(&stream)?;
+        }
+        for (d, link) in (1..n).zip(&links[i]) {
+            let j = at[(l.rank + d) % n];
             let Some(mv) = plan.block(l.rank, local[j].rank) else {
                 continue;
             };
             let mut view = dsts[j].view_mut();
-            let mut alias = Alias::new(&mut view, &stream);
-            apply(&mv, srcs[i], &mut *alias, &stream, Some(PEER_BLOCKS_PER_SM))?;
+            let mut alias = Alias::new(&mut view, link);
+            apply(&mv, srcs[i], &mut *alias, link, Some(per))?;
+        }
+        for link in &links[i] {
+            stream.join(link)?;
         }
         done.push(stream.record_event(None)?);
     }
