@@ -173,8 +173,8 @@ fn peer(plan: &Plan, elem: usize, exec: Exec) -> Vec<Vec<u8>> {
     let mut dsts: Vec<_> = (0..p)
         .map(|r| vec![0xA5; layout.dst_len(r) as usize * elem])
         .collect();
-    for from in 0..p {
-        for to in 0..p {
+    for (from, src) in srcs.iter().enumerate() {
+        for (to, dst) in dsts.iter_mut().enumerate() {
             let Some(mv) = plan.block(from, to) else {
                 assert!(layout.rows_of(from) * layout.cols_of(to) == 0);
                 continue;
@@ -188,7 +188,7 @@ fn peer(plan: &Plan, elem: usize, exec: Exec) -> Vec<Vec<u8>> {
                 mv.to_end() <= layout.dst_len(to),
                 "{mv:?} writes past its result"
             );
-            exec(&mv, &srcs[from], &mut dsts[to], elem);
+            exec(&mv, src, dst, elem);
         }
     }
     dsts
