@@ -161,7 +161,7 @@ fn small_unsuited(e: u64, shape: &Shape) -> Option<Refusal> {
 /// (every destination, for the 12-byte one: [`skew_everywhere`]),
 /// the narrow forms the shapes they fit, `small` batches of matrices below
 /// [`SMALL_SUITS_BYTES`] (and of unaligned 1-byte ones), `realign` large
-/// matrices no vec kernel takes ([`realign_unsuited`]), `tile` every shape
+/// matrices no vec kernel takes (`realign_unsuited`), `tile` every shape
 /// (but a 1-element tile above 32, matrices at least that wide and deep).
 pub fn unsuited(g: &Geometry, shape: &Shape) -> Option<Refusal> {
     kernel_unsuited(g, Quotients::Narrow, shape)

@@ -1,5 +1,5 @@
 //! What every simulated kernel shares: the grid and its loops over blocks,
-//! batch items and tiles ([`walk`]), the run's errors and counts, and the final
+//! batch items and tiles (`walk`), the run's errors and counts, and the final
 //! check that every destination element was written exactly once.
 
 use crate::check::fit::Refusal;

@@ -2,70 +2,7 @@
 //! and the vector width. The launcher needs only this of a kernel to size its grid
 //! and check a shape; the spec adds the strategy.
 //!
-//! * [`Form::Tile`]: a square tile per block (any shape).
-//! * [`Form::Skew`]: a tile of `tile` source columns and at least 64 source rows
-//!   ([`Geometry::skew_rows`]) whose window in each destination row is shifted (by
-//!   up to a sector's elements) so that its writes start on a 32-byte sector.
-//!   Destinations whose rows are not a multiple of 32 bytes long (8191 x 8193 f32)
-//!   otherwise write two partial sectors per warp, which costs the H100 half its
-//!   speed; the block reads `sector - 1` extra source rows for it.
-//! * [`Form::Tall`]: sources of at most 32 columns stored as one run (`src_ld ==
-//!   cols`): a block reads a chunk of whole rows as one flat run and writes its
-//!   columns as `cols` runs. For 1- and 2-byte elements (`vec = 4 / elem_bytes`)
-//!   both sides move as 32-bit words: the flat run as aligned words, and each
-//!   destination row as words gathered from the chunk, its window shifted back
-//!   (by up to `vec - 1` elements, for which the chunk holds `vec` more rows) so
-//!   that its stores start on a word whatever the row's address
-//!   ([`Geometry::packs`]).
-//! * [`Form::Wide`]: sources of at most 32 rows whose destination is one run
-//!   (`dst_ld == rows`): the mirror image.
-//!
-//! * [`Form::Small`]: batches of small matrices stored densely (`src_ld == cols`,
-//!   `dst_ld == rows`, matrices back to back): the batch is one flat run on both
-//!   sides. A block moves a run of [`Geometry::small_chunk`] destination elements
-//!   that crosses matrices freely; each thread gathers `vec` consecutive destination
-//!   elements (words, for word-array elements) from the source (reads that stay
-//!   within a few cache lines while the matrices are small) and stores them as one
-//!   16-byte vector. No shared memory,
-//!   so nothing to conflict, and no thread idles however small the matrices are.
-//! * [`Form::Strip`]: matrices of at most 32 rows, each one's destination one run
-//!   (`dst_ld == rows`; any batch strides), gathered the same way: a thread's 16-byte vector of the
-//!   destination holds a few columns of every source row, so a warp's gathered
-//!   loads of one vector element read one stretch of one source row.
-//! * [`Form::Planar`]: sources of at most [`PLANAR_MAX_COLS`] columns of 1- or
-//!   2-byte elements stored as one run (`src_ld == cols`; an interleaved image's
-//!   pixels), every destination row starting on 16 bytes. A thread loads a block
-//!   of `vec` whole source rows (`16 / elem_bytes` of them) as `cols` 16-byte
-//!   vectors, transposes it in registers and stores one 16-byte vector to each
-//!   destination row: no shared memory, every access a whole aligned vector.
-//! * [`Form::Realign`]: 1- and 2-byte elements of any shape, pitch and pointer
-//!   ([`Geometry::realigns`]): a tile of `tile * vec` source rows and columns
-//!   (128 x 128 bytes for 1-byte elements), `vec = 4 / elem_bytes` elements to a
-//!   32-bit word. A lane reads 16 bytes of a source row as the two aligned 16-byte
-//!   vectors around them, realigned in registers (rows whose vectors leave the
-//!   matrix are read element by element), transposes each block of `vec` rows into
-//!   words of one column and stores them to shared memory; the tile also holds the
-//!   32-byte sector of rows above it. Each destination row's window starts on a
-//!   sector (up to `32 / elem_bytes - 1` positions before the tile), and the warp
-//!   that writes it funnel-shifts neighbouring words into the destination's word
-//!   boundaries: every warp store covers whole aligned sectors, whatever the
-//!   pitches and pointers.
-//! * [`Form::Thin`]: 1- and 2-byte sources of 2 to 40 columns stored
-//!   as one run (`src_ld == cols`), any destination pitch and pointers: a block
-//!   stages a run of blocks of `vec` rows as 16-byte vectors, each lane
-//!   transposes one block's words in registers and stores whole destination
-//!   words realigned with its neighbour's ([`crate::kernel::thin`]).
-//! * [`Form::Squat`]: the mirror of `thin`: 1- and 2-byte sources of 2 to 32
-//!   rows, any source pitch and pointers, into a destination stored as one
-//!   run (`dst_ld == rows`): each lane reads a word of every source row,
-//!   transposes them in registers into whole destination words, and a block
-//!   stages its run of them to store it as 16-byte vectors
-//!   ([`crate::kernel::squat`]).
-//! * [`Form::Copy`]: no transpose: a permute's strided copy of blocks that are
-//!   contiguous on both sides (a shape whose `copy` is set: destination element
-//!   `(b, r, c)` at `b * dst_batch_stride + r * dst_ld + c`). A block moves a
-//!   flat run of [`Geometry::copy_chunk`] vectors of `vec` elements of one
-//!   batch item, each thread `COPY_ITERS` of them, with no shared memory.
+//! The forms ([`Form`]) are described in [`crate::kernel::form`].
 //!
 //! The narrow forms keep a chunk of source rows (columns) flat in shared memory,
 //! viewed as rows of `tile` units for the layout (padding or swizzle), and size the
@@ -79,155 +16,26 @@
 //! assert_eq!((g.threads(), g.iters()), (256, 4));
 //! ```
 
-use crate::ir::expr::{Env, Expr, Var};
+use crate::ir::expr::{Expr, Var};
+pub use crate::kernel::form::{Form, FORMS};
 use crate::kernel::layout::Layout;
+pub use crate::kernel::quotients::{
+    Quotients, SMALL_EXACT_MAX_ELEMS, SMALL_ITEMS_MAX_BATCH, SMALL_MAX_ELEMS, SMALL_WIDE_MAX_ELEMS,
+};
+pub use crate::kernel::stage::{
+    squat_lead, squat_lead_of, squat_stage_vectors, squat_stage_words, squat_vectors_of,
+    thin_shared_words, thin_stage_vectors, thin_stage_words, thin_subtiles, thin_subtiles_of,
+    thin_vectors_of, SQUAT_BLOCKS, SQUAT_MAX_ROWS, THIN_BLOCKS, THIN_MAX_COLS, THIN_RUN,
+    THIN_STAGE_REACH,
+};
+pub use crate::kernel::unit::{
+    all_elem_bytes, elem_align, elem_bytes_ok, unit_of, Unit, ELEM_SIZES, MAX_ELEM_BYTES,
+};
 use serde::Serialize;
-use std::fmt;
-
-/// What one block moves (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Form {
-    Tile,
-    Skew,
-    Tall,
-    Wide,
-    Small,
-    Strip,
-    Copy,
-    Planar,
-    Realign,
-    Thin,
-    Squat,
-}
-
-/// Every form.
-pub const FORMS: [Form; 11] = [
-    Form::Tile,
-    Form::Skew,
-    Form::Tall,
-    Form::Wide,
-    Form::Small,
-    Form::Strip,
-    Form::Copy,
-    Form::Planar,
-    Form::Realign,
-    Form::Thin,
-    Form::Squat,
-];
 
 /// The widest source a `planar` kernel takes: its thread holds `2 * cols`
 /// 16-byte vectors in registers.
 pub const PLANAR_MAX_COLS: u64 = 8;
-
-/// The widest source a `thin` kernel takes. From 41 columns a tile would
-/// stage two sub-tiles ([`thin_subtiles_of`]), and ptxas spilled those widths
-/// at every register budget up to 128 (NVRTC 13.0, sm_75 to sm_90).
-pub const THIN_MAX_COLS: u64 = 40;
-
-/// Blocks of a warp's run: a lane each but lane 0's.
-pub const THIN_RUN: u32 = 31;
-
-/// Blocks a sub-tile moves and stages: 31 per warp of its 8, and the block
-/// before them.
-pub const THIN_BLOCKS: u32 = THIN_RUN * 8 + 1;
-
-/// Words a `thin` tile's stage reaches past its blocks: up to 4 for the 16-byte
-/// boundary below the first element, and the funnel shift's next word.
-pub const THIN_STAGE_REACH: u32 = 5;
-
-/// Sub-tiles of a `thin` tile at a width of `cols` (the kernel's `Var::Cols`,
-/// 2 to [`THIN_MAX_COLS`]): `8 / cols`, and 1 from 9 columns (`(cols + 23) >>
-/// 5`). A tile stages the run of all its sub-tiles at once and each lane then
-/// transposes its block of each, one after another: a sub-tile stages `cols /
-/// 4` vectors a thread, and with fewer than two in flight the loads' latency
-/// set the pace (20000001 x 2 u8: 0.72 of memcpy with one sub-tile, 0.99 with
-/// 4; 10000001 x 2 2-byte: 0.81 and 1.03; 13333331 x 3 u8 0.98 and 1.05 with
-/// 2; H100, CuPy, one call). More ran slower: 8 at width 2 (0.92), 4 at widths
-/// 3 and 4 (0.84, 0.69), where the stage's registers outgrow the 32 that 8
-/// blocks an SM leave.
-pub fn thin_subtiles_of(cols: Expr) -> Expr {
-    Expr::Lit(8) / cols.clone() + ((cols + 23) >> 5)
-}
-
-/// [`thin_subtiles_of`] a width of `cols`.
-pub fn thin_subtiles(cols: u32) -> u32 {
-    constant(thin_subtiles_of(Expr::Lit(i64::from(cols))))
-}
-
-/// 16-byte vectors a `thin` tile stages for a width of `cols` (the kernel's
-/// `Var::Cols`): its sub-tiles' blocks, each sub-tile's first block the one
-/// before it (the last of the sub-tile before), and the words its last block's
-/// rows reach past them ([`THIN_STAGE_REACH`]).
-pub fn thin_vectors_of(cols: Expr) -> Expr {
-    let blocks = thin_subtiles_of(cols.clone()) * i64::from(THIN_BLOCKS - 1) + 1;
-    (cols * blocks + i64::from(THIN_STAGE_REACH) + 3) / 4
-}
-
-/// [`thin_vectors_of`] a width of `cols`.
-pub fn thin_stage_vectors(cols: u32) -> u32 {
-    constant(thin_vectors_of(Expr::Lit(i64::from(cols))))
-}
-
-/// Words a tile's stage holds for a width of `cols`: its vectors, rounded up to
-/// whole rows of 32 words (the swizzle of an even width moves words within
-/// their row).
-pub fn thin_stage_words(cols: u32) -> u32 {
-    thin_stage_vectors(cols).div_ceil(8) * 32
-}
-
-/// The most source rows a `squat` kernel takes.
-pub const SQUAT_MAX_ROWS: u32 = 32;
-
-/// Blocks a tile writes: 31 per warp of its 8.
-pub const SQUAT_BLOCKS: u32 = THIN_RUN * 8;
-
-/// 16-byte vectors a tile's stage holds for a width of `rows`: its blocks'
-/// words and up to 3 before them (the 16-byte boundary below the first).
-pub fn squat_stage_vectors(rows: u32) -> u32 {
-    constant(squat_vectors_of(Expr::Lit(i64::from(rows))))
-}
-
-/// [`squat_stage_vectors`] of a height `rows` (the kernel's `Var::Rows`).
-pub fn squat_vectors_of(rows: Expr) -> Expr {
-    (rows * i64::from(SQUAT_BLOCKS) + 3 + 3) / 4
-}
-
-/// Words of a tile's stage for a width of `rows`: the [`squat_lead`] words,
-/// its vectors, rounded up to whole rows of 32 words (the swizzle moves words
-/// within their row).
-pub fn squat_stage_words(rows: u32) -> u32 {
-    (squat_lead(rows) / 4 + squat_stage_vectors(rows)).div_ceil(8) * 32
-}
-
-/// Words before a tile's stage vectors: `rows` rounded up to a vector, so that
-/// the slot of lane 0's block (which writes none) is not negative and the
-/// vectors stay 16-byte aligned.
-pub fn squat_lead(rows: u32) -> u32 {
-    constant(squat_lead_of(Expr::Lit(i64::from(rows))))
-}
-
-/// [`squat_lead`] of a height `rows` (the kernel's `Var::Rows`).
-pub fn squat_lead_of(rows: Expr) -> Expr {
-    (rows + 3) / 4 * 4
-}
-
-/// The value of an expression of literals below 2^32.
-fn constant(e: Expr) -> u32 {
-    e.eval(&Env::default())
-        .ok()
-        .and_then(|v| u32::try_from(v).ok())
-        .unwrap_or(0)
-}
-
-/// Words of a `thin` kernel's shared stage: enough for the width that stages
-/// the most.
-pub fn thin_shared_words() -> u32 {
-    (2..=THIN_MAX_COLS as u32)
-        .map(thin_stage_words)
-        .max()
-        .unwrap_or(0)
-}
 
 /// Vectors a `copy` kernel's thread moves per chunk (twice as many where they
 /// are staged: [`Geometry::copy_iters`]).
@@ -243,79 +51,6 @@ pub const MAX_NARROW: u64 = 32;
 /// Bytes of source a narrow kernel's block moves per chunk (at least 1024 elements).
 pub const CHUNK_BYTES: u32 = 16 * 1024;
 
-/// Most elements per matrix a `small` kernel takes: it divides positions below
-/// `SMALL_MAX_ELEMS + chunk` by the matrix size with 32-bit magic multipliers,
-/// exact while their product stays below 2^32 (a test checks every form's bound).
-pub const SMALL_MAX_ELEMS: u64 = 1 << 14;
-
-/// Which of a `small` kernel's per-element divisions are exact 32-bit
-/// ([`crate::ir::expr::Expr::quot_exact`]) or 64-bit quotients
-/// ([`crate::ir::expr::Expr::quot64`]) rather than plain 32-bit ones
-/// ([`crate::Kernel::with_quotients`]); other forms divide per tile or batch
-/// item only and are always [`Quotients::Narrow`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Quotients {
-    /// All 32-bit: batches whose `batch x extent` stays below 2^32 for every
-    /// extent it divides by, matrices of at most [`SMALL_MAX_ELEMS`] elements.
-    #[default]
-    Narrow,
-    /// The batch items' exact 32-bit (batches of up to [`SMALL_ITEMS_MAX_BATCH`]
-    /// items); matrices as [`Quotients::Narrow`].
-    Items,
-    /// The batch items' and the matrix positions' exact 32-bit: batches as
-    /// [`Quotients::Items`], matrices of up to [`SMALL_EXACT_MAX_ELEMS`] elements.
-    Wide,
-    /// The batch items' and the matrix positions' 64-bit: any batch, matrices
-    /// of up to [`SMALL_WIDE_MAX_ELEMS`] elements.
-    Any,
-}
-
-impl Quotients {
-    /// Most elements per matrix a `small` kernel with these quotients takes.
-    pub fn max_elems(self) -> u64 {
-        match self {
-            Quotients::Wide => SMALL_EXACT_MAX_ELEMS,
-            Quotients::Any => SMALL_WIDE_MAX_ELEMS,
-            _ => SMALL_MAX_ELEMS,
-        }
-    }
-
-    /// Most batch items a `small` kernel with these quotients takes.
-    pub fn max_batch(self) -> u64 {
-        match self {
-            Quotients::Items | Quotients::Wide => SMALL_ITEMS_MAX_BATCH,
-            _ => u64::MAX,
-        }
-    }
-
-    /// Which quotients are wider than plain 32-bit ones, in words for a kernel's
-    /// description ("" for none).
-    pub fn describe(self) -> &'static str {
-        match self {
-            Quotients::Narrow => "",
-            Quotients::Items => "its batch items by exact 32-bit quotients",
-            Quotients::Wide => "by exact 32-bit quotients",
-            Quotients::Any => "by 64-bit quotients",
-        }
-    }
-}
-
-/// Most batch items a `small` kernel with exact 32-bit item quotients
-/// ([`Quotients::Items`], [`Quotients::Wide`]) takes: an item index and its
-/// quotient's high half then sum below 2^32 in either build.
-pub const SMALL_ITEMS_MAX_BATCH: u64 = 1 << 31;
-
-/// Most elements per matrix a `small` kernel with exact 32-bit matrix quotients
-/// ([`Quotients::Wide`]) takes: its positions in a matrix plus a chunk (at most
-/// 16384 elements) stay below 2^31, as [`crate::ir::expr::Expr::quot_exact`]
-/// needs.
-pub const SMALL_EXACT_MAX_ELEMS: u64 = (1 << 31) - (1 << 14);
-
-/// Most elements per matrix a `small` kernel with 64-bit matrix quotients
-/// ([`Quotients::Any`]) takes: its positions in a matrix plus a chunk stay
-/// below 2^32.
-pub const SMALL_WIDE_MAX_ELEMS: u64 = 1 << 31;
-
 /// Bytes a `small` kernel's thread stores per step: one 16-byte vector.
 pub const SMALL_VEC_BYTES: u32 = 16;
 
@@ -328,97 +63,8 @@ pub const SMALL_ITERS: u32 = 2;
 pub const TILES: [u32; 4] = [8, 16, 32, 64];
 /// Most threads a block may have.
 pub const MAX_THREADS: u32 = 1024;
-/// Largest element, in bytes.
-pub const MAX_ELEM_BYTES: u32 = 64;
 /// `vec` values accepted.
 pub const VECS: [u32; 3] = [1, 2, 4];
-
-/// The element sizes a kernel moves, in words: the one statement of the rule that
-/// every message quoting it uses.
-pub const ELEM_SIZES: &str = "1, 2, 4, 8 or 16 bytes, or another multiple of 4 up to 64";
-
-impl fmt::Display for Form {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Form::Tile => "tile",
-            Form::Skew => "skew",
-            Form::Tall => "tall",
-            Form::Wide => "wide",
-            Form::Small => "small",
-            Form::Strip => "strip",
-            Form::Copy => "copy",
-            Form::Planar => "planar",
-            Form::Realign => "realign",
-            Form::Thin => "thin",
-            Form::Squat => "squat",
-        })
-    }
-}
-
-/// How an element moves: as one C value of 1, 2, 4, 8 or 16 bytes, or as several
-/// 32-bit words (stored word-planar in shared memory, a structure of arrays).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Unit {
-    U8,
-    U16,
-    U32,
-    U64,
-    U128,
-}
-
-impl Unit {
-    /// Bytes per unit.
-    pub fn bytes(self) -> u32 {
-        match self {
-            Unit::U8 => 1,
-            Unit::U16 => 2,
-            Unit::U32 => 4,
-            Unit::U64 => 8,
-            Unit::U128 => 16,
-        }
-    }
-
-    /// The CUDA C type (no headers needed: `uint4` is built in).
-    pub fn c_type(self) -> &'static str {
-        match self {
-            Unit::U8 => "unsigned char",
-            Unit::U16 => "unsigned short",
-            Unit::U32 => "unsigned int",
-            Unit::U64 => "unsigned long long",
-            Unit::U128 => "uint4",
-        }
-    }
-}
-
-/// The unit of an element of `bytes` and how many of them make one element, or
-/// `None` for a size outside [`ELEM_SIZES`].
-pub fn unit_of(bytes: u32) -> Option<(Unit, u32)> {
-    Some(match bytes {
-        1 => (Unit::U8, 1),
-        2 => (Unit::U16, 1),
-        4 => (Unit::U32, 1),
-        8 => (Unit::U64, 1),
-        16 => (Unit::U128, 1),
-        b if b % 4 == 0 && b > 0 && b <= MAX_ELEM_BYTES => (Unit::U32, b / 4),
-        _ => return None,
-    })
-}
-
-/// The alignment in bytes an element of `bytes` is loaded and stored at: the
-/// size of its unit ([`unit_of`]; 1 outside [`ELEM_SIZES`]).
-pub fn elem_align(bytes: u32) -> u32 {
-    unit_of(bytes).map_or(1, |(u, _)| u.bytes())
-}
-
-/// Whether `bytes` is a supported element size ([`ELEM_SIZES`]).
-pub fn elem_bytes_ok(bytes: u32) -> bool {
-    unit_of(bytes).is_some()
-}
-
-/// Every supported element size.
-pub fn all_elem_bytes() -> Vec<u32> {
-    (1..=MAX_ELEM_BYTES).filter(|&b| elem_bytes_ok(b)).collect()
-}
 
 /// The `vec` values valid for an element size.
 pub fn allowed_vecs(elem_bytes: u32) -> Vec<u32> {

@@ -28,6 +28,7 @@
 pub(crate) mod batch;
 mod copy;
 pub(crate) mod fold;
+pub mod form;
 pub mod geometry;
 pub mod grid;
 pub mod launch;
@@ -37,13 +38,16 @@ mod name;
 pub(crate) mod narrow;
 pub mod order;
 mod planar;
+pub mod quotients;
 pub mod realign;
 mod small;
 pub mod spec;
 pub mod squat;
+pub mod stage;
 pub mod thin;
 mod tile;
 pub(crate) mod tiling;
+pub mod unit;
 
 use crate::ir::expr::{Expr, Less, Var, MAX_FOLD, MAX_OUTER};
 use crate::kernel::batch::batch_base;

@@ -1,0 +1,81 @@
+//! The element sizes a kernel moves and the C unit each moves as: one value of
+//! 1, 2, 4, 8 or 16 bytes, or several 32-bit words.
+//!
+//! ```
+//! use bankfree_gen::kernel::unit::{elem_align, unit_of, Unit};
+//! assert_eq!(unit_of(12), Some((Unit::U32, 3)));
+//! assert_eq!((elem_align(16), elem_align(3)), (16, 1));
+//! ```
+
+use serde::Serialize;
+
+/// Largest element, in bytes.
+pub const MAX_ELEM_BYTES: u32 = 64;
+/// The element sizes a kernel moves, in words: the one statement of the rule that
+/// every message quoting it uses.
+pub const ELEM_SIZES: &str = "1, 2, 4, 8 or 16 bytes, or another multiple of 4 up to 64";
+
+/// How an element moves: as one C value of 1, 2, 4, 8 or 16 bytes, or as several
+/// 32-bit words (stored word-planar in shared memory, a structure of arrays).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Unit {
+    U8,
+    U16,
+    U32,
+    U64,
+    U128,
+}
+
+impl Unit {
+    /// Bytes per unit.
+    pub fn bytes(self) -> u32 {
+        match self {
+            Unit::U8 => 1,
+            Unit::U16 => 2,
+            Unit::U32 => 4,
+            Unit::U64 => 8,
+            Unit::U128 => 16,
+        }
+    }
+
+    /// The CUDA C type (no headers needed: `uint4` is built in).
+    pub fn c_type(self) -> &'static str {
+        match self {
+            Unit::U8 => "unsigned char",
+            Unit::U16 => "unsigned short",
+            Unit::U32 => "unsigned int",
+            Unit::U64 => "unsigned long long",
+            Unit::U128 => "uint4",
+        }
+    }
+}
+
+/// The unit of an element of `bytes` and how many of them make one element, or
+/// `None` for a size outside [`ELEM_SIZES`].
+pub fn unit_of(bytes: u32) -> Option<(Unit, u32)> {
+    Some(match bytes {
+        1 => (Unit::U8, 1),
+        2 => (Unit::U16, 1),
+        4 => (Unit::U32, 1),
+        8 => (Unit::U64, 1),
+        16 => (Unit::U128, 1),
+        b if b % 4 == 0 && b > 0 && b <= MAX_ELEM_BYTES => (Unit::U32, b / 4),
+        _ => return None,
+    })
+}
+
+/// The alignment in bytes an element of `bytes` is loaded and stored at: the
+/// size of its unit ([`unit_of`]; 1 outside [`ELEM_SIZES`]).
+pub fn elem_align(bytes: u32) -> u32 {
+    unit_of(bytes).map_or(1, |(u, _)| u.bytes())
+}
+
+/// Whether `bytes` is a supported element size ([`ELEM_SIZES`]).
+pub fn elem_bytes_ok(bytes: u32) -> bool {
+    unit_of(bytes).is_some()
+}
+
+/// Every supported element size.
+pub fn all_elem_bytes() -> Vec<u32> {
+    (1..=MAX_ELEM_BYTES).filter(|&b| elem_bytes_ok(b)).collect()
+}
