@@ -48,6 +48,7 @@ pub mod thin;
 mod tile;
 pub(crate) mod tiling;
 pub mod unit;
+mod valid;
 
 use crate::ir::expr::{Expr, Less, Var, MAX_FOLD, MAX_OUTER};
 use crate::kernel::batch::batch_base;
