@@ -3,6 +3,7 @@
 
 mod body;
 pub mod cuda;
+mod header;
 mod realign;
 mod squat;
 pub mod svg;
