@@ -3,6 +3,7 @@
 //! verdicts proven ahead of time.
 
 pub mod analysis;
+mod bound;
 pub mod fit;
 pub mod index32;
 mod memory;
