@@ -6,6 +6,7 @@ pub mod analysis;
 mod bound;
 pub mod fit;
 pub mod index32;
+mod instruction;
 mod memory;
 #[cfg(test)]
 mod mutants;
