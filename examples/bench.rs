@@ -25,16 +25,11 @@
 //! `--random`) runs the given cases of `E`-byte elements instead, the defaults
 //! only, as for drawn cases:
 //! `bench -- --shape 1:2694950x11 --shape 2:4096x32x48 --alternatives`.
-#![allow(unsafe_code)] // cuBLAS `geam` has only a raw binding; and a 12-byte element type
+#![allow(unsafe_code)] // a 12-byte element type (and cuBLAS `geam`, bench/geam.rs)
 
-use bankfree::cudarc::driver::{
-    CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits,
-};
+use bankfree::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
 use bankfree::gen::check::fit::refusal;
-use bankfree::gen::kernel::geometry::allowed_vecs;
-use bankfree::gen::kernel::grid::ALL_STRATEGIES;
 use bankfree::gen::select::choice::auto_kernels;
-use bankfree::gen::Form;
 use bankfree::gen::{Kernel, Shape, Strategy, TransposeSpec};
 use bankfree::runtime::{autotune, probe, transpose, transpose_first, KernelSource};
 use std::process::ExitCode;
@@ -45,6 +40,12 @@ mod common;
 use common::{cpu_transpose, interleaved_ms, noise};
 #[path = "bench/draw.rs"]
 mod draw;
+#[path = "bench/geam.rs"]
+mod geam;
+use geam::Geam;
+#[path = "bench/variants.rs"]
+mod variants;
+use variants::{alternatives, variants};
 #[path = "bench/random.rs"]
 mod random;
 
@@ -73,172 +74,6 @@ type Res<T> = Result<T, String>;
 
 fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
-}
-
-/// cuBLAS `geam` transposing a row-major `rows x cols` matrix (column-major: C = A^T).
-struct Geam {
-    handle: bankfree::cudarc::cublas::CudaBlas,
-}
-
-impl Geam {
-    fn new(stream: &Arc<CudaStream>) -> Option<Geam> {
-        // SAFETY: only tries to load the library; cudarc panics if it is absent, so ask first.
-        if !unsafe { bankfree::cudarc::cublas::sys::is_culib_present() } {
-            return None;
-        }
-        bankfree::cudarc::cublas::CudaBlas::new(stream.clone())
-            .ok()
-            .map(|handle| Geam { handle })
-    }
-
-    fn run<T: 'static>(
-        &self,
-        stream: &CudaStream,
-        src: &CudaSlice<T>,
-        dst: &mut CudaSlice<T>,
-        rows: usize,
-        cols: usize,
-    ) -> Res<()> {
-        use bankfree::cudarc::cublas::sys::{
-            cublasDgeam, cublasOperation_t as Op, cublasSgeam, cublasStatus_t,
-        };
-        let (m, n) = (rows as i32, cols as i32);
-        let (a, _ga) = src.device_ptr(stream);
-        let (c, _gc) = dst.device_ptr_mut(stream);
-        let h = *self.handle.handle();
-        let status = match std::mem::size_of::<T>() {
-            // SAFETY: A is rows x cols row-major (= cols x rows column-major, lda = cols);
-            // C receives cols x rows row-major (= rows x cols column-major, ldc = rows);
-            // beta = 0 and B = C, which geam allows; both buffers hold rows * cols.
-            4 => unsafe {
-                cublasSgeam(
-                    h,
-                    Op::CUBLAS_OP_T,
-                    Op::CUBLAS_OP_N,
-                    m,
-                    n,
-                    &1.0,
-                    a as *const f32,
-                    n,
-                    &0.0,
-                    c as *const f32,
-                    m,
-                    c as *mut f32,
-                    m,
-                )
-            },
-            // SAFETY: as above, for f64.
-            8 => unsafe {
-                cublasDgeam(
-                    h,
-                    Op::CUBLAS_OP_T,
-                    Op::CUBLAS_OP_N,
-                    m,
-                    n,
-                    &1.0,
-                    a as *const f64,
-                    n,
-                    &0.0,
-                    c as *const f64,
-                    m,
-                    c as *mut f64,
-                    m,
-                )
-            },
-            _ => return Err("geam: f32 and f64 only".into()),
-        };
-        if status == cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-            Ok(())
-        } else {
-            Err(format!("geam: {status:?}"))
-        }
-    }
-}
-
-/// The kernels a case times: each strategy at tile 32 with one element per step,
-/// then the vector variants; `sweep` adds other tiles and thread rows.
-fn variants(e: u32, sweep: bool) -> Res<Vec<(String, TransposeSpec)>> {
-    let mut out = Vec::new();
-    for strategy in ALL_STRATEGIES {
-        out.push((
-            format!("bankfree {strategy}"),
-            TransposeSpec::new(32, e, strategy).map_err(err)?,
-        ));
-    }
-    let shapes: &[(u32, u32)] = if sweep {
-        &[
-            (16, 4),
-            (16, 8),
-            (16, 16),
-            (32, 2),
-            (32, 4),
-            (32, 8),
-            (32, 16),
-            (64, 2),
-            (64, 4),
-            (64, 8),
-            (64, 16),
-        ]
-    } else {
-        &[(32, 8)]
-    };
-    let vecs: Vec<u32> = if sweep {
-        allowed_vecs(e)
-    } else {
-        allowed_vecs(e).into_iter().filter(|&v| v > 1).collect()
-    };
-    for vec in vecs {
-        for &(tile, rows) in shapes {
-            for strategy in [Strategy::Pad(None), Strategy::Xor] {
-                let spec = TransposeSpec::new(tile, e, strategy)
-                    .and_then(|s| s.with_block_rows(rows))
-                    .and_then(|s| s.with_vec(vec))
-                    .map_err(err)?;
-                let s = if strategy == Strategy::Xor {
-                    "swizzle"
-                } else {
-                    "pad"
-                };
-                out.push((format!("bankfree {s} t{tile}x{rows} v{vec}"), spec));
-            }
-        }
-    }
-    // The other forms: skew tiles (every shape), tall and wide chunks (narrow shapes).
-    for &(tile, rows) in &[(32, 8), (64, 8), (32, 16), (64, 16)][..if sweep { 4 } else { 2 }] {
-        for strategy in [Strategy::Pad(None), Strategy::Xor] {
-            if let Ok(spec) = TransposeSpec::new(tile, e, strategy)
-                .and_then(|s| s.with_block_rows(rows))
-                .and_then(|s| s.with_form(Form::Skew))
-            {
-                out.push((format!("bankfree {strategy} skew t{tile}x{rows}"), spec));
-            }
-        }
-    }
-    for form in [Form::Tall, Form::Wide] {
-        if let Ok(spec) =
-            TransposeSpec::new(32, e, Strategy::Pad(None)).and_then(|s| s.with_form(form))
-        {
-            out.push((format!("bankfree pad {form}"), spec));
-        }
-    }
-    out.push((
-        "bankfree small".into(),
-        TransposeSpec::small(e).map_err(err)?,
-    ));
-    Ok(out)
-}
-
-/// Every kernel the attribute's `swizzle` list holds, each to be timed alone.
-fn alternatives(e: u32) -> Res<Vec<(String, TransposeSpec)>> {
-    let spec = TransposeSpec::new(32, e, Strategy::Xor).map_err(err)?;
-    Ok(auto_kernels(&Kernel::build(spec).map_err(err)?)
-        .iter()
-        .map(|k| {
-            let name = k.entry_name();
-            let short = name.trim_start_matches("bankfree_transpose_").to_string();
-            (format!("alt {short}"), *k.spec())
-        })
-        .collect())
 }
 
 /// What to run: `--sweep`, the `--case` filters, and `--random N --seed S`.
