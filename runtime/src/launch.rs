@@ -10,7 +10,7 @@ use bankfree_gen::check::fit::kernel_refusal;
 use bankfree_gen::check::index32;
 use bankfree_gen::check::suit::kernel_suits_at;
 use bankfree_gen::kernel::geometry::elem_align;
-use bankfree_gen::kernel::launch::launch;
+use bankfree_gen::kernel::launch::{launch, Launch};
 use bankfree_gen::kernel::squat::SQUAT_BLOCKS_PER_SM;
 use bankfree_gen::Shape;
 use cudarc::driver::{
@@ -413,16 +413,16 @@ where
         Some(sms) => l.grid[0].min(SQUAT_BLOCKS_PER_SM.saturating_mul(sms)),
         None => l.grid[0],
     };
-    let (grid_x, grid_y) = match how.blocks_per_sm.zip(how.blocks_per_sm.and_then(|_| sms())) {
-        Some((per, sms)) => {
-            let blocks = per.saturating_mul(sms).max(1);
-            let y = l.grid[1].min(blocks);
-            (grid_x.min((blocks / y).max(1)), y)
-        }
-        None => (grid_x, l.grid[1]),
+    let l = Launch {
+        grid: [grid_x, l.grid[1], l.grid[2]],
+        ..l
+    };
+    let l = match how.blocks_per_sm.zip(how.blocks_per_sm.and_then(|_| sms())) {
+        Some((per, sms)) => l.capped(per.saturating_mul(sms)),
+        None => l,
     };
     let cfg = LaunchConfig {
-        grid_dim: (grid_x, grid_y, l.grid[2]),
+        grid_dim: (l.grid[0], l.grid[1], l.grid[2]),
         block_dim: (l.block[0], l.block[1], l.block[2]),
         shared_mem_bytes: l.dynamic_shared_bytes,
     };

@@ -75,3 +75,59 @@ pub fn launch(g: &Geometry, shared_bytes: u64, batch: u64, rows: u64, cols: u64)
         dynamic_shared_bytes: dynamic_shared_bytes(shared_bytes),
     }
 }
+
+impl Launch {
+    /// This launch in at most `blocks` blocks (at least one; the kernels' tile and
+    /// batch loops stride over the grid, so the blocks take the rest of the tiles
+    /// and matrices): the batch rows first, then tiles per row within what is left.
+    ///
+    /// ```
+    /// use bankfree_gen::kernel::launch::Launch;
+    /// let l = Launch { grid: [1000, 4, 1], block: [32, 8, 1], dynamic_shared_bytes: 0 };
+    /// assert_eq!(l.capped(6 * 132).grid, [198, 4, 1]);
+    /// assert_eq!(l.capped(2).grid, [1, 2, 1]);
+    /// assert_eq!(l.capped(1 << 20).grid, l.grid);
+    /// ```
+    pub fn capped(self, blocks: u32) -> Launch {
+        let blocks = blocks.max(1);
+        let y = self.grid[1].clamp(1, blocks);
+        let x = self.grid[0].clamp(1, (blocks / y).max(1));
+        Launch {
+            grid: [x, y, self.grid[2]],
+            ..self
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_capped_launch_never_exceeds_its_blocks_nor_grows() {
+        for grid in [
+            [1, 1, 1],
+            [7, 1, 1],
+            [1000, 3, 1],
+            [5, 65535, 1],
+            [1 << 30, 9, 1],
+        ] {
+            let l = Launch {
+                grid,
+                block: [32, 8, 1],
+                dynamic_shared_bytes: 0,
+            };
+            for blocks in [0, 1, 2, 5, 132, 792, 1 << 20] {
+                let c = l.capped(blocks);
+                let [x, y, z] = c.grid;
+                assert!(x >= 1 && y >= 1, "{grid:?} in {blocks}: {:?}", c.grid);
+                assert!(x <= grid[0] && y <= grid[1] && z == grid[2]);
+                assert!(u64::from(x) * u64::from(y) <= u64::from(blocks.max(1)));
+                // Every block it may keep, it keeps.
+                if u64::from(grid[0]) * u64::from(grid[1]) <= u64::from(blocks) {
+                    assert_eq!(c.grid, grid);
+                }
+            }
+        }
+    }
+}
