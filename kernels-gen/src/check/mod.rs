@@ -11,6 +11,7 @@ mod memory;
 #[cfg(test)]
 mod mutants;
 pub mod realign;
+pub mod reference;
 pub mod refusal;
 pub mod resolve;
 pub mod sim;
