@@ -33,6 +33,7 @@ pub mod geometry;
 pub mod grid;
 pub mod launch;
 pub mod layout;
+pub mod limits;
 pub mod moves;
 mod name;
 pub(crate) mod narrow;
