@@ -100,8 +100,8 @@ where
             apply(&own, srcs[i], &mut *dsts[i], &l.kernels, None)?;
         }
     }
-    // Rank `r` writes ranks `r + 1`, `r + 2`, ... in turn (modulo the world), so
-    // that at each turn every GPU receives from one other, not all from one.
+    // Rank `r` launches its writes to ranks `r + 1`, `r + 2`, ... (modulo the
+    // world) in that order, so that no GPU is every rank's first target.
     let mut at = vec![0; n];
     for (j, l) in local.iter().enumerate() {
         at[l.rank] = j;

@@ -43,6 +43,8 @@ pub fn writable<T>(ctx: &Arc<CudaContext>, view: &mut CudaViewMut<'_, T>) -> boo
     if bytes == 0 {
         return true;
     }
+    // The address through the view's own stream: none of the transpose's streams
+    // then waits for the view's earlier users here.
     let owner = view.stream().clone();
     let (start, _written) = view.device_ptr_mut(&owner);
     let Ok(device) = i32::try_from(ctx.ordinal()) else {
@@ -103,6 +105,7 @@ impl<'a, T> Alias<'a, T> {
     /// `view` as a slice of `stream`: only after [`writable`] said `stream`'s GPU
     /// may write it.
     pub fn new(view: &'a mut CudaViewMut<'_, T>, stream: &Arc<CudaStream>) -> Alias<'a, T> {
+        // As in `writable`: the address through the view's own stream.
         let (len, owner) = (view.len(), view.stream().clone());
         let (ptr, _written) = view.device_ptr_mut(&owner);
         // SAFETY: `ptr..ptr + len` is `view`'s memory, which stays allocated and
