@@ -417,8 +417,11 @@ where
         grid: [grid_x, l.grid[1], l.grid[2]],
         ..l
     };
-    let l = match how.blocks_per_sm.zip(how.blocks_per_sm.and_then(|_| sms())) {
-        Some((per, sms)) => l.capped(per.saturating_mul(sms)),
+    let l = match how
+        .blocks_per_sm
+        .and_then(|per| sms().map(|n| per.saturating_mul(n)))
+    {
+        Some(blocks) => l.capped(blocks),
         None => l,
     };
     let cfg = LaunchConfig {
