@@ -28,9 +28,10 @@
 //!   ([`local_comms`], cudarc's `Comm::from_devices`) and one source and result
 //!   per rank (the peer route where the GPUs allow it);
 //! * one process per GPU: pass its one communicator ([`rank_comm`], cudarc's
-//!   `Comm::from_rank`; always the NCCL route); the ranks then check, with one small all-gather, that
-//!   they all pass the same layout and element type and that none refused its
-//!   buffers, and all return the same error otherwise (none hangs).
+//!   `Comm::from_rank`; always the NCCL route); the ranks then check, with one
+//!   small all-gather, that they all pass the same layout and element type and
+//!   that none refused its buffers, and all return the same error otherwise
+//!   (none hangs).
 //!
 //! ```no_run
 //! use bankfree_runtime::dist::{local_comms, Layout, Transposer};
