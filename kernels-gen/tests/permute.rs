@@ -8,15 +8,16 @@ use common::noise;
 
 use bankfree_gen::check::fit::{kernel_refusal, Refusal};
 use bankfree_gen::check::sim;
+use bankfree_gen::check::suit::unsuited;
 use bankfree_gen::ir::shape::{Axis, Chain, Fold, Shape};
 use bankfree_gen::kernel::order::TileOrder;
-use bankfree_gen::select::choice::permute_tile_rows;
+use bankfree_gen::select::choice::{permute_tile, PERMUTE_TILE16_MAX_SIDE};
 use bankfree_gen::select::device::{twin, GpuClass};
 use bankfree_gen::select::permute::{
     plan, plan_kernels, plan_tiles, plan_unwidened, Kind, Permute, PermuteError, Plan,
 };
-use bankfree_gen::Kernel;
 use bankfree_gen::Strategy as Layouts;
+use bankfree_gen::{Kernel, TransposeSpec};
 use proptest::prelude::*;
 
 fn row_major(dims: &[u64]) -> Vec<u64> {
@@ -290,10 +291,16 @@ fn folded_sides_permute_like_the_cpu() {
         let p = Permute::new(&dims, &perm, e);
         let planned = plan_tiles(&p).expect("plans");
         assert_eq!(planned.shape.fold.counts(), folds, "{dims:?} {perm:?}");
-        // Narrow elements run on fewer thread rows, so more loads are in flight.
+        // Narrow elements run on fewer thread rows, so more loads are in flight;
+        // a side of at most 16 items runs the 16-wide tile.
+        let short = planned.shape.rows.min(planned.shape.cols);
         for k in plan_kernels(&planned, Layouts::Xor).expect("kernels build") {
-            let rows = k.spec().geometry.block_rows;
-            assert_eq!(rows, permute_tile_rows(e), "{}", k.entry_name());
+            let g = k.spec().geometry;
+            let want = permute_tile(e, short);
+            if !g.thins() {
+                assert_eq!((g.tile, g.block_rows), want, "{}", k.entry_name());
+            }
+            assert_eq!(want.0 == 16, short <= PERMUTE_TILE16_MAX_SIDE);
         }
         let ran =
             check_plan(&p, plan_tiles(&p)).unwrap_or_else(|err| panic!("{dims:?} {perm:?}: {err}"));
@@ -461,4 +468,30 @@ fn a_short_source_run_of_several_axes_runs_the_thin_kernel() {
         })
     );
     assert_eq!(kernel_refusal(&g, thin.quotients(), &planned.shape), None);
+}
+
+#[test]
+fn batches_of_matrices_shorter_than_a_thin_sub_tile_gather() {
+    // [B, R, 6, 3] -> [B, 3, 6, R]: R rows of 18 folded columns per item.
+    for (e, rows, min) in [(1u32, 5u64, 992u64), (1, 991, 992), (2, 495, 496)] {
+        let batch = (8 << 20) / (rows * 18 * u64::from(e));
+        let p = plan(&Permute::new(&[batch, rows, 6, 3], &[0, 3, 2, 1], e)).expect("plans");
+        assert_eq!(p.kind, Kind::Gather, "{e}-byte {rows} rows");
+        let thin = TransposeSpec::thin(e).expect("thin spec").geometry;
+        let tiled = Shape {
+            batch,
+            ..Shape::new(rows, 18)
+        };
+        assert_eq!(
+            unsuited(&thin, &tiled),
+            Some(Refusal::ShortItems { rows, min }),
+            "{e}-byte {rows} rows"
+        );
+    }
+    // One sub-tile or more: the thin kernel.
+    for (e, rows) in [(1u32, 992u64), (2, 496)] {
+        let batch = (8 << 20) / (rows * 18 * u64::from(e));
+        let p = plan(&Permute::new(&[batch, rows, 6, 3], &[0, 3, 2, 1], e)).expect("plans");
+        assert_eq!(p.kind, Kind::Transpose, "{e}-byte {rows} rows");
+    }
 }

@@ -199,7 +199,7 @@ fn kernels_for(
     planned: &bankfree_gen::select::permute::Plan,
     strategy: Strategy,
 ) -> Result<Arc<[KernelSource]>> {
-    type Key = (Kind, u32, Strategy, u8, [u8; 2]);
+    type Key = (Kind, u32, Strategy, u8, [u8; 2], (u32, u32));
     static LISTS: Mutex<Option<HashMap<Key, Arc<[KernelSource]>>>> = Mutex::new(None);
     let shape = &planned.shape;
     let key = (
@@ -208,6 +208,7 @@ fn kernels_for(
         strategy,
         shape.outer.n,
         shape.fold.counts(),
+        planned.tile(),
     );
     let lookup = |lists: &Option<HashMap<Key, Arc<[KernelSource]>>>| {
         lists.as_ref().and_then(|m| m.get(&key).cloned())

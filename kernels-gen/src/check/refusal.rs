@@ -69,6 +69,9 @@ pub enum Refusal {
     FewRows { rows: u64, min: u64 },
     /// A `squat` kernel and matrices narrower than one of its tiles.
     FewCols { cols: u64, min: u64 },
+    /// A `thin` kernel and a batch of matrices shorter than one of its
+    /// sub-tiles ([`crate::check::suit::thin_min_rows`]).
+    ShortItems { rows: u64, min: u64 },
     /// A `squat` kernel and a height the strip kernel runs faster: an even one,
     /// the planner leaves to the strip kernel ([`crate::check::suit::squat_suits_height`]).
     StripHeight { rows: u64 },
@@ -180,6 +183,10 @@ impl fmt::Display for Refusal {
             Refusal::FewRows { rows, min } => write!(
                 f,
                 "rows = {rows} is below {min}: a planar kernel's threads would idle (the small or tall kernel runs it)"
+            ),
+            Refusal::ShortItems { rows, min } => write!(
+                f,
+                "rows = {rows} is below {min}: a thin kernel's block would idle on each matrix of the batch (a gather or the tile runs it)"
             ),
             Refusal::FewCols { cols, min } => write!(
                 f,

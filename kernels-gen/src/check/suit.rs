@@ -131,6 +131,22 @@ pub fn thin_vec_cols(elem_bytes: u32) -> u64 {
     }
 }
 
+/// The fewest rows of a batch's matrices a `thin` kernel runs: one sub-tile's
+/// ([`Geometry::thin_tile_rows`], 992 of 1-byte elements, 496 of 2-byte ones).
+/// A block moves one matrix's sub-tiles, so shorter matrices leave most of it
+/// idle. H100, `[B, R, 6, 3] -> [B, 3, 6, R]` permutes of 24 MB (the
+/// columns folded), thin against a gather (`crate::select::gather`) and the
+/// 32-tile, one call, 2026-11-27: 1-byte 5 rows 0.004 of memcpy against 0.57
+/// and 0.07, 60 rows 0.05 against 0.58 and 0.35, 400 rows 0.37 against 0.54
+/// and 0.36, 1000 rows 0.51 against 0.51 and 0.40; 2-byte 5 rows 0.01
+/// against 0.86 and 0.12, 150 rows 0.34 against 0.79 and 0.54, 400 rows 0.64
+/// against 0.74 and 0.56 (of 4 x 5 columns 0.69 against 0.60), 1000 rows 0.70
+/// against 0.44 and 0.56. torch's `y.copy_(x.permute(p))` ran them at 0.36
+/// (1-byte) and 0.45 to 0.62 (2-byte).
+pub fn thin_min_rows(g: &Geometry) -> u64 {
+    u64::from(g.thin_tile_rows())
+}
+
 /// The block side of the 1- and 2-byte vec kernels the planner runs first
 /// ([`crate::select::choice::HOPPER_DEFAULTS`]): a `realign` kernel leaves them
 /// the shapes whose sides, pitches and strides divide by it (on aligned 8192 x
@@ -210,6 +226,12 @@ pub fn kernel_unsuited(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opt
         && (e == 1 || dst_on_sectors(e, shape))
     {
         return Some(Refusal::VecRuns { vec: REALIGN_VEC });
+    }
+    if g.thins() && shape.batch > 1 && shape.rows < thin_min_rows(g) {
+        return Some(Refusal::ShortItems {
+            rows: shape.rows,
+            min: thin_min_rows(g),
+        });
     }
     // A planar block's threads each take a block of `vec` rows per step: a
     // matrix of fewer blocks than a block has threads leaves some idle (the

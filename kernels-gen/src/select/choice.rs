@@ -80,11 +80,41 @@ pub const HOPPER_SCALAR_DEFAULTS: [Default; 2] = [
 /// cases) and 8-byte (x0.999, 20 cases) keep 32 x 8. The unfolded ones that
 /// run it: 5 of 6 faster (x1.10 to x1.43), `[38043,2,7,63] [3,2,1,0]` u8 x0.92.
 pub fn permute_tile_rows(elem_bytes: u32) -> u32 {
-    match elem_bytes {
-        1 => 2,
-        2 => 4,
-        _ => 8,
+    permute_tile(elem_bytes, u64::MAX).1
+}
+
+/// The most items on a side of a folded permute transpose that a 16-wide
+/// tile takes in place of the 32-wide one ([`permute_tile`]).
+pub const PERMUTE_TILE16_MAX_SIDE: u64 = 16;
+
+/// The scalar tile of a folded permute transpose of `elem_bytes`-byte
+/// elements whose shorter side has `side` items: its width and thread rows.
+/// A side of at most [`PERMUTE_TILE16_MAX_SIDE`] leaves more than half of a
+/// 32-wide tile idle, and a 16-wide one (16 x 4 threads, 16 x 2 for 1- and
+/// 2-byte elements) ran such transposes faster on both GPUs (`probe` of each
+/// plan's tiles, one call per GPU, 2026-11-27; H100 / H200, of memcpy):
+/// `[6,66,27,5,12,13] [1,5,2,3,4,0]` f32 (9720 x 13) 0.99 against 0.60 / 0.75
+/// against 0.45, `[16,52428,10] [2,1,0]` f32 (16 x 524280) 0.94 against 0.74
+/// / 0.90 against 0.58, `[33,5,2,25,28,16] [5,3,0,2,1,4]` f64 (140 x 16) 1.05
+/// against 0.94 / 1.09 against 0.77, `[6,2,127100,11] [3,1,2,0]` f16 (1525200
+/// x 11) 0.43 against 0.26 / 0.32 against 0.19, `[9,7310,17,15] [3,1,2,0]`
+/// f16 0.40 against 0.25 (H200), `[5,279620,2,12] [3,1,2,0]` u8 0.19 against
+/// 0.12 (H200). From 17 items the 32-wide tile runs as fast or faster:
+/// `[46,23,14,7,4,20] [1,3,2,5,0,4]` f32 (184 x 20) 0.75 against 0.76 (H100),
+/// `[2,123361,17] [2,1,0]` f64 (246722 x 17) 0.80 against 0.72 (H200).
+pub fn permute_tile(elem_bytes: u32, side: u64) -> (u32, u32) {
+    let small = elem_bytes <= 2;
+    if side <= PERMUTE_TILE16_MAX_SIDE {
+        return (16, if small { 2 } else { 4 });
     }
+    (
+        32,
+        match elem_bytes {
+            1 => 2,
+            2 => 4,
+            _ => 8,
+        },
+    )
 }
 
 /// The measured 1-element kernel of `spec`'s element size and strategy

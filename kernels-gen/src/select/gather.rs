@@ -22,6 +22,7 @@
 //! ```
 
 use crate::check::fit::refusal;
+use crate::check::refusal::Refusal;
 use crate::check::suit::unsuited;
 use crate::ir::expr::MAX_OUTER;
 use crate::ir::shape::{Axis, Outer, Shape};
@@ -35,7 +36,7 @@ use crate::select::choice::shape_specs;
 /// items (the rows of one-column matrices; above 16384 only the kernels with
 /// wider quotients take them), at most [`MAX_OUTER`] axes outside the batch's
 /// first.
-pub(crate) fn gather_shape(axes: &[Axis]) -> Option<Shape> {
+pub fn gather_shape(axes: &[Axis]) -> Option<Shape> {
     let mut order: Vec<Axis> = axes.to_vec();
     order.sort_by_key(|a| a.dst);
     let mut want = 1u64;
@@ -115,7 +116,9 @@ pub const GATHER_LOW_FILL_MIN_USE: f64 = 0.1;
 ///   [5,1,3,4,2,0]` u8, a 32nd of each: 0.34 and 0.09);
 /// * a tall or wide transpose of matrices below an eighth of its chunk, whose
 ///   blocks then move little each: `[21,6,94,3,39,6] [3,5,2,0,1,4]` f32,
-///   matrices of 234 elements, 0.15 and 0.53.
+///   matrices of 234 elements, 0.15 and 0.53;
+/// * a thin transpose of a batch of matrices shorter than the thin kernel
+///   takes ([`crate::check::suit::thin_min_rows`], with the figures).
 ///
 /// The gathering kernels themselves (`small`, `strip`, `planar`) keep their
 /// shapes.
@@ -125,13 +128,22 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
     };
     let base = TransposeSpec::new(32, elem_bytes, Strategy::Xor);
     let narrow = base.map(|s| shape_specs(&s)).unwrap_or_default();
-    let first = narrow
-        .iter()
-        .map(|s| s.geometry)
-        .find(|g| g.form != Form::Skew && unsuited(g, shape).is_none());
+    // The first narrow kernel that takes the shape, or a thin one that would
+    // but for its batch's short matrices.
+    let first =
+        narrow
+            .iter()
+            .map(|s| s.geometry)
+            .find_map(|g| match (g.form, unsuited(&g, shape)) {
+                (Form::Skew, _) => None,
+                (_, None) => Some((g, false)),
+                (_, Some(Refusal::ShortItems { .. })) => Some((g, true)),
+                _ => None,
+            });
     let elems = shape.rows.saturating_mul(shape.cols);
-    match first.map(|g| (g.form, g)) {
-        Some((Form::Tall | Form::Wide, g)) => elems < u64::from(g.chunk_elems()) / 8,
+    match first.map(|(g, short)| (g.form, g, short)) {
+        Some((Form::Tall | Form::Wide, g, _)) => elems < u64::from(g.chunk_elems()) / 8,
+        Some((Form::Thin, _, short)) => short,
         Some(_) => false,
         None => {
             let chunk = u64::from(small.geometry.small_chunk_elems());

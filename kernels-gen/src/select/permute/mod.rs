@@ -57,7 +57,7 @@ use crate::ir::shape::{Axis, Fold, Shape};
 use crate::kernel::geometry::{elem_align, elem_bytes_ok, Quotients};
 use crate::kernel::spec::{Strategy, TransposeSpec};
 use crate::kernel::Kernel;
-use crate::select::choice::{auto_kernels, permute_tile_rows};
+use crate::select::choice::{auto_kernels, permute_tile, permute_tile_rows};
 use crate::select::gather::{gather_shape, gathers, gathers_copy};
 use crate::select::widen::widened;
 use serde::Serialize;
@@ -117,6 +117,20 @@ pub struct Plan {
     pub elem_bytes: u32,
     /// The permute's elements in one of the plan's (1 unless widened).
     pub unit: u64,
+}
+
+impl Plan {
+    /// The scalar tile (width, thread rows) of the plan's transposes: for a
+    /// folded one by its shorter side ([`permute_tile`]), else the 32-wide one
+    /// its list ends on.
+    pub fn tile(&self) -> (u32, u32) {
+        let s = &self.shape;
+        if self.kind == Kind::Transpose && s.fold != Fold::NONE {
+            permute_tile(self.elem_bytes, s.rows.min(s.cols))
+        } else {
+            (32, permute_tile_rows(self.elem_bytes))
+        }
+    }
 }
 
 /// Plans `p` (see the module docs). The shape is validated: both tensors' strides
@@ -270,9 +284,10 @@ pub fn copy_vecs(elem_bytes: u32) -> Vec<u32> {
 pub fn plan_kernels(plan: &Plan, strategy: Strategy) -> Result<Vec<Kernel>, PermuteError> {
     let elem_bytes = plan.elem_bytes;
     let outer = plan.shape.outer.n;
-    // The 32-wide scalar tile a permute's transposes fold on or end on.
+    // The scalar tile a permute's transposes fold on or end on.
     let tile = || {
-        TransposeSpec::new(32, elem_bytes, strategy)?.with_block_rows(permute_tile_rows(elem_bytes))
+        let (width, rows) = plan.tile();
+        TransposeSpec::new(width, elem_bytes, strategy)?.with_block_rows(rows)
     };
     match plan.kind {
         Kind::Empty => Ok(Vec::new()),
@@ -314,10 +329,19 @@ pub fn plan_kernels(plan: &Plan, strategy: Strategy) -> Result<Vec<Kernel>, Perm
             let thin = (elem_bytes <= 2 && r == 0)
                 .then(|| TransposeSpec::thin(elem_bytes))
                 .transpose()?;
-            thin.into_iter()
-                .chain([tile()?])
-                .map(|s| Ok(Kernel::build(s)?.with_outer(outer)?.with_fold(r, c)?))
-                .collect()
+            // A 16-wide tile that no padding makes conflict-free (`pad` on
+            // 4-byte elements) leaves the side to the 32-wide one.
+            let folded = |s: TransposeSpec| -> Result<Kernel, PermuteError> {
+                Ok(Kernel::build(s)?.with_outer(outer)?.with_fold(r, c)?)
+            };
+            let last = match tile().map(folded) {
+                Ok(Ok(k)) => k,
+                _ => folded(
+                    TransposeSpec::new(32, elem_bytes, strategy)?
+                        .with_block_rows(permute_tile_rows(elem_bytes))?,
+                )?,
+            };
+            thin.into_iter().map(folded).chain([Ok(last)]).collect()
         }
         Kind::Transpose => {
             // A small kernel over outer axes is followed by its wider quotients'
