@@ -109,6 +109,17 @@ fn cases() -> Vec<Case> {
         (vec![30_011, 5, 2], vec![2, 1, 0], [0, 1, 3]),
         (vec![20_000, 2, 3, 2], vec![3, 2, 1, 0], [0, 1, 3]),
         (vec![3, 9_001, 4, 2], vec![0, 3, 2, 1], [0, 1, 3]),
+        // Folded sides of at most 16 items: the 16-wide tile. Then batches of
+        // matrices shorter than a thin sub-tile, their columns folded: gathers.
+        (
+            vec![3, 20, 27, 5, 12, 13],
+            vec![1, 5, 2, 3, 4, 0],
+            [0, 1, 3],
+        ),
+        (vec![16, 5_000, 10], vec![2, 1, 0], [0, 1, 3]),
+        (vec![6, 2, 12_710, 11], vec![3, 1, 2, 0], [0, 1, 3]),
+        (vec![2_000, 40, 6, 3], vec![0, 3, 2, 1], [0, 1, 3]),
+        (vec![300, 400, 4, 5], vec![0, 3, 2, 1], [0, 1, 3]),
     ] {
         for offset in offsets {
             out.push(Case {

@@ -495,3 +495,31 @@ fn batches_of_matrices_shorter_than_a_thin_sub_tile_gather() {
         assert_eq!(p.kind, Kind::Transpose, "{e}-byte {rows} rows");
     }
 }
+
+#[test]
+fn copies_of_blocks_off_the_destination_sectors_gather() {
+    // Blocks of 80 bytes share sectors with other batch items' blocks.
+    for (dims, perm, e) in [
+        (vec![29u64, 1205, 12, 10], vec![2usize, 1, 0, 3], 8u32),
+        (vec![29, 14463, 20], vec![1, 0, 2], 4),
+        (vec![7, 59918, 40], vec![1, 0, 2], 2),
+    ] {
+        let p = plan(&Permute::new(&dims, &perm, e)).expect("plans");
+        assert_eq!(p.kind, Kind::Gather, "{dims:?} {perm:?} {e}-byte");
+        assert_eq!(
+            plan_tiles(&Permute::new(&dims, &perm, e))
+                .expect("plans")
+                .kind,
+            Kind::Copy
+        );
+    }
+    // Whole sectors: copies.
+    for (dims, perm, e) in [
+        (vec![29u64, 18078, 16], vec![1usize, 0, 2], 4u32),
+        (vec![7, 37449, 16], vec![1, 0, 2], 8),
+        (vec![29, 9039, 64], vec![1, 0, 2], 2),
+    ] {
+        let p = plan(&Permute::new(&dims, &perm, e)).expect("plans");
+        assert_eq!(p.kind, Kind::Copy, "{dims:?} {perm:?} {e}-byte");
+    }
+}

@@ -25,7 +25,8 @@
 //!    of its bytes, and the other axes are planned again as in 3, mostly a
 //!    transpose of those wider elements ([`crate::select::widen`]);
 //! 5. and runs a transpose whose tiles would stay mostly empty, or a copy whose
-//!    blocks are not whole 16-byte vectors, as a **gather** instead where the
+//!    blocks are not whole 16-byte vectors or (of elements of 2 bytes or more)
+//!    whole destination sectors, as a **gather** instead where the
 //!    destination is one dense run ([`crate::select::gather`]; [`plan_tiles`]
 //!    stops before steps 4 and 5, [`plan_unwidened`] skips 4).
 //!
