@@ -473,10 +473,15 @@ fn a_short_source_run_of_several_axes_runs_the_thin_kernel() {
 #[test]
 fn batches_of_matrices_shorter_than_a_thin_sub_tile_gather() {
     // [B, R, 6, 3] -> [B, 3, 6, R]: R rows of 18 folded columns per item.
-    for (e, rows, min) in [(1u32, 5u64, 992u64), (1, 991, 992), (2, 495, 496)] {
+    let planned = |e: u32, rows: u64| {
         let batch = (8 << 20) / (rows * 18 * u64::from(e));
         let p = plan(&Permute::new(&[batch, rows, 6, 3], &[0, 3, 2, 1], e)).expect("plans");
-        assert_eq!(p.kind, Kind::Gather, "{e}-byte {rows} rows");
+        (p.kind, batch)
+    };
+    // Below half a sub-tile the thin kernel refuses them.
+    for (e, rows, min) in [(1u32, 5u64, 496u64), (1, 495, 496), (2, 247, 248)] {
+        let (kind, batch) = planned(e, rows);
+        assert_eq!(kind, Kind::Gather, "{e}-byte {rows} rows");
         let thin = TransposeSpec::thin(e).expect("thin spec").geometry;
         let tiled = Shape {
             batch,
@@ -488,12 +493,19 @@ fn batches_of_matrices_shorter_than_a_thin_sub_tile_gather() {
             "{e}-byte {rows} rows"
         );
     }
-    // One sub-tile or more: the thin kernel.
-    for (e, rows) in [(1u32, 992u64), (2, 496)] {
-        let batch = (8 << 20) / (rows * 18 * u64::from(e));
-        let p = plan(&Permute::new(&[batch, rows, 6, 3], &[0, 3, 2, 1], e)).expect("plans");
-        assert_eq!(p.kind, Kind::Transpose, "{e}-byte {rows} rows");
+    // Half a sub-tile to a whole one: gathered where the gather uses its
+    // sectors well (this layout); a whole sub-tile or more: the thin kernel.
+    for (e, rows, kind) in [
+        (1u32, 991u64, Kind::Gather),
+        (2, 495, Kind::Gather),
+        (1, 992, Kind::Transpose),
+        (2, 496, Kind::Transpose),
+    ] {
+        assert_eq!(planned(e, rows).0, kind, "{e}-byte {rows} rows");
     }
+    // A twelfth of each source sector gathered: the thin kernel.
+    let p = plan(&Permute::new(&[9, 22, 25, 282, 12], &[0, 4, 2, 1, 3], 2)).expect("plans");
+    assert_eq!(p.kind, Kind::Transpose);
 }
 
 #[test]

@@ -131,20 +131,25 @@ pub fn thin_vec_cols(elem_bytes: u32) -> u64 {
     }
 }
 
-/// The fewest rows of a batch's matrices a `thin` kernel runs: one sub-tile's
-/// ([`Geometry::thin_tile_rows`], 992 of 1-byte elements, 496 of 2-byte ones).
-/// A block moves one matrix's sub-tiles, so shorter matrices leave most of it
-/// idle. H100, `[B, R, 6, 3] -> [B, 3, 6, R]` permutes of 24 MB (the
-/// columns folded), thin against a gather (`crate::select::gather`) and the
-/// 32-tile, one call, 2026-11-27: 1-byte 5 rows 0.004 of memcpy against 0.57
-/// and 0.07, 60 rows 0.05 against 0.58 and 0.35, 400 rows 0.37 against 0.54
-/// and 0.36, 1000 rows 0.51 against 0.51 and 0.40; 2-byte 5 rows 0.01
-/// against 0.86 and 0.12, 150 rows 0.34 against 0.79 and 0.54, 400 rows 0.64
-/// against 0.74 and 0.56 (of 4 x 5 columns 0.69 against 0.60), 1000 rows 0.70
-/// against 0.44 and 0.56. torch's `y.copy_(x.permute(p))` ran them at 0.36
-/// (1-byte) and 0.45 to 0.62 (2-byte).
+/// The fewest rows of a batch's matrices a `thin` kernel runs: half a
+/// sub-tile's ([`Geometry::thin_tile_rows`]: 496 of 1-byte elements, 248 of
+/// 2-byte ones). A block moves one matrix's sub-tiles, so shorter matrices
+/// leave most of it idle; the planner gathers batches of matrices shorter
+/// than a whole sub-tile where the gather uses its sectors well
+/// (`crate::select::gather`). H100, `[B, R, 6, 3] -> [B, 3, 6, R]` permutes of
+/// 24 MB (the columns folded), thin against a gather and the 32-tile, one
+/// call, 2026-11-27: 1-byte 5 rows 0.004 of memcpy against 0.57 and 0.07, 60
+/// rows 0.05 against 0.58 and 0.35, 400 rows 0.37 against 0.54 and 0.36, 1000
+/// rows 0.51 against 0.51 and 0.40; 2-byte 5 rows 0.01 against 0.86 and 0.12,
+/// 150 rows 0.34 against 0.79 and 0.54, 400 rows 0.64 against 0.74 and 0.56
+/// (of 4 x 5 columns 0.69 against 0.60), 1000 rows 0.70 against 0.44 and
+/// 0.56. torch's `y.copy_(x.permute(p))` ran them at 0.36 (1-byte) and 0.45
+/// to 0.62 (2-byte). Where the gather's sectors are used less, a matrix of
+/// half a sub-tile or more stays the thin kernel's: `[9,22,25,282,12]
+/// [0,4,2,1,3]` f16 (282 rows, a twelfth of each source sector gathered) ran
+/// at 0.26 gathered, torch 0.53.
 pub fn thin_min_rows(g: &Geometry) -> u64 {
-    u64::from(g.thin_tile_rows())
+    u64::from(g.thin_tile_rows()) / 2
 }
 
 /// The block side of the 1- and 2-byte vec kernels the planner runs first

@@ -117,8 +117,10 @@ pub const GATHER_LOW_FILL_MIN_USE: f64 = 0.1;
 /// * a tall or wide transpose of matrices below an eighth of its chunk, whose
 ///   blocks then move little each: `[21,6,94,3,39,6] [3,5,2,0,1,4]` f32,
 ///   matrices of 234 elements, 0.15 and 0.53;
-/// * a thin transpose of a batch of matrices shorter than the thin kernel
-///   takes ([`crate::check::suit::thin_min_rows`], with the figures).
+/// * a thin transpose of a batch of matrices shorter than one of the thin
+///   kernel's sub-tiles, where the gather uses at least
+///   [`GATHER_MIN_SECTOR_USE`] of its sectors
+///   ([`crate::check::suit::thin_min_rows`], with the figures).
 ///
 /// The gathering kernels themselves (`small`, `strip`, `planar`) keep their
 /// shapes.
@@ -128,25 +130,22 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
     };
     let base = TransposeSpec::new(32, elem_bytes, Strategy::Xor);
     let narrow = base.map(|s| shape_specs(&s)).unwrap_or_default();
+    let chunk = u64::from(small.geometry.small_chunk_elems());
     // The first narrow kernel that takes the shape, or a thin one that would
     // but for its batch's short matrices.
-    let first =
-        narrow
-            .iter()
-            .map(|s| s.geometry)
-            .find_map(|g| match (g.form, unsuited(&g, shape)) {
-                (Form::Skew, _) => None,
-                (_, None) => Some((g, false)),
-                (_, Some(Refusal::ShortItems { .. })) => Some((g, true)),
-                _ => None,
-            });
+    let first = narrow.iter().map(|s| s.geometry).find(|g| {
+        g.form != Form::Skew
+            && matches!(unsuited(g, shape), None | Some(Refusal::ShortItems { .. }))
+    });
     let elems = shape.rows.saturating_mul(shape.cols);
-    match first.map(|(g, short)| (g.form, g, short)) {
-        Some((Form::Tall | Form::Wide, g, _)) => elems < u64::from(g.chunk_elems()) / 8,
-        Some((Form::Thin, _, short)) => short,
+    match first.map(|g| (g.form, g)) {
+        Some((Form::Tall | Form::Wide, g)) => elems < u64::from(g.chunk_elems()) / 8,
+        Some((Form::Thin, g)) => {
+            shape.rows < u64::from(g.thin_tile_rows())
+                && sector_use(axes, elem_bytes, chunk) >= GATHER_MIN_SECTOR_USE
+        }
         Some(_) => false,
         None => {
-            let chunk = u64::from(small.geometry.small_chunk_elems());
             let used = sector_use(axes, elem_bytes, chunk);
             let fill = tile_fill(shape.rows) * tile_fill(shape.cols);
             if fill < GATHER_BELOW_FILL {
