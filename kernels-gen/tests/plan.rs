@@ -1,0 +1,165 @@
+//! The permute planner's choices: which plan a permute gets (copy, transpose,
+//! gather), on what shape, and which kernels its list runs. The kernels
+//! themselves are simulated against a CPU permute in `tests/permute.rs`.
+
+use bankfree_gen::check::fit::Refusal;
+use bankfree_gen::check::suit::unsuited;
+use bankfree_gen::ir::shape::Shape;
+use bankfree_gen::select::permute::{plan, plan_tiles, plan_unwidened, Kind, Permute};
+use bankfree_gen::TransposeSpec;
+
+#[test]
+fn the_issue_shapes_plan_as_documented() {
+    let cases: [(&[u64], &[usize], u32, Kind); 6] = [
+        (&[8, 2048, 32, 128], &[0, 2, 1, 3], 2, Kind::Copy),
+        (&[8, 2048, 3, 32, 128], &[2, 0, 3, 1, 4], 2, Kind::Copy),
+        (&[64, 256, 56, 56], &[0, 2, 3, 1], 2, Kind::Transpose),
+        (&[2160, 3840, 3], &[2, 0, 1], 1, Kind::Transpose),
+        (&[16, 16, 16, 16, 16], &[4, 3, 2, 1, 0], 4, Kind::Transpose),
+        (
+            &[8, 7, 6, 5, 4, 3, 32],
+            &[6, 2, 0, 4, 1, 5, 3],
+            4,
+            Kind::Transpose,
+        ),
+    ];
+    for (dims, perm, e, kind) in cases {
+        let p = plan(&Permute::new(dims, perm, e)).expect("plans");
+        assert_eq!(p.kind, kind, "{dims:?} {perm:?}");
+    }
+    // HWC -> CHW: H and W merge into one 8294400 x 3 transpose.
+    let p = plan(&Permute::new(&[2160, 3840, 3], &[2, 0, 1], 1)).expect("plans");
+    assert_eq!(
+        (p.shape.rows, p.shape.cols, p.shape.batch),
+        (8_294_400, 3, 1)
+    );
+    // The rank-5 reversal folds a second axis into each tile side (contiguous in
+    // the buffer that side runs along): 16 transposes of 256 x 256.
+    let p = plan(&Permute::new(&[16; 5], &[4, 3, 2, 1, 0], 4)).expect("plans");
+    assert_eq!(
+        (p.shape.batch, p.shape.rows, p.shape.cols, p.shape.outer.n),
+        (16, 256, 256, 0)
+    );
+    assert_eq!(p.shape.fold.counts(), [1, 1]);
+    // The rank-7 case: rows 5 x 3 x 7 (destination-contiguous), cols 32.
+    let p = plan(&Permute::new(
+        &[8, 7, 6, 5, 4, 3, 32],
+        &[6, 2, 0, 4, 1, 5, 3],
+        4,
+    ))
+    .expect("plans");
+    assert_eq!((p.shape.rows, p.shape.cols, p.shape.batch), (105, 32, 192));
+    assert_eq!(p.shape.fold.counts(), [2, 0]);
+    // NHWC -> NCHW with 3 channels: no axis continues C in the source, so no
+    // fold; the narrow kernels take the 3-column side.
+    let p = plan(&Permute::new(&[4, 50, 60, 3], &[0, 3, 1, 2], 1)).expect("plans");
+    assert_eq!((p.shape.cols, p.shape.fold.counts()), (3, [0, 0]));
+}
+
+#[test]
+fn copies_take_rows_along_an_axis_that_fills_a_chunk() {
+    // Blocks of 2: along the destination's innermost other axis (2 items) a
+    // batch item would be 8 bytes, so the rows run along the longest axis.
+    // (`plan` widens it: a transpose of 2 x 4194000 4-byte blocks; where a
+    // pointer is off 4 bytes it gathers, its blocks not whole 16-byte vectors.)
+    let request = Permute::new(&[2, 4660, 15, 60, 2], &[1, 2, 3, 0, 4], 2);
+    let wide = plan(&request).expect("plans");
+    assert_eq!((wide.kind, wide.elem_bytes), (Kind::Transpose, 4));
+    assert_eq!((wide.shape.rows, wide.shape.cols), (2, 4_194_000));
+    assert_eq!(plan_unwidened(&request).expect("plans").kind, Kind::Gather);
+    let p = plan_tiles(&request).expect("plans");
+    assert_eq!(p.kind, Kind::Copy);
+    assert_eq!(
+        (p.shape.rows, p.shape.cols, p.shape.batch),
+        (4_194_000, 2, 2)
+    );
+    assert_eq!((p.shape.src_ld, p.shape.dst_ld), (2, 4));
+    // Items of 2048 x 256 bytes fill chunks: rows stay destination-innermost.
+    let p = plan(&Permute::new(&[8, 2048, 32, 128], &[0, 2, 1, 3], 2)).expect("plans");
+    assert_eq!((p.shape.rows, p.shape.dst_ld), (2048, 128));
+}
+
+#[test]
+fn bad_permutes_are_named() {
+    let err =
+        |dims: &[u64], perm: &[usize]| plan(&Permute::new(dims, perm, 4)).unwrap_err().to_string();
+    assert!(err(&[2, 3], &[0, 0]).contains("not a permutation"));
+    assert!(err(&[2, 3], &[1]).contains("1 entries but dims has 2"));
+    assert!(err(&[], &[]).contains("rank 0"));
+    assert!(err(&[2; 9], &[0, 1, 2, 3, 4, 5, 6, 7, 8]).contains("rank 9"));
+    let mut p = Permute::new(&[4, 4], &[1, 0], 4);
+    p.dst_strides = Some(vec![1, 1]);
+    let e = plan(&p).unwrap_err().to_string();
+    assert!(e.contains("overlap"), "{e}");
+    p.dst_strides = Some(vec![1]);
+    assert!(plan(&p)
+        .unwrap_err()
+        .to_string()
+        .contains("dst_strides has 1 entries"));
+}
+
+#[test]
+fn batches_of_matrices_shorter_than_a_thin_sub_tile_gather() {
+    // [B, R, 6, 3] -> [B, 3, 6, R]: R rows of 18 folded columns per item.
+    let planned = |e: u32, rows: u64| {
+        let batch = (8 << 20) / (rows * 18 * u64::from(e));
+        let p = plan(&Permute::new(&[batch, rows, 6, 3], &[0, 3, 2, 1], e)).expect("plans");
+        (p.kind, batch)
+    };
+    // Below half a sub-tile the thin kernel refuses them.
+    for (e, rows, min) in [(1u32, 5u64, 496u64), (1, 495, 496), (2, 247, 248)] {
+        let (kind, batch) = planned(e, rows);
+        assert_eq!(kind, Kind::Gather, "{e}-byte {rows} rows");
+        let thin = TransposeSpec::thin(e).expect("thin spec").geometry;
+        let tiled = Shape {
+            batch,
+            ..Shape::new(rows, 18)
+        };
+        assert_eq!(
+            unsuited(&thin, &tiled),
+            Some(Refusal::ShortItems { rows, min }),
+            "{e}-byte {rows} rows"
+        );
+    }
+    // Half a sub-tile to a whole one: gathered where the gather uses its
+    // sectors well (this layout); a whole sub-tile or more: the thin kernel.
+    for (e, rows, kind) in [
+        (1u32, 991u64, Kind::Gather),
+        (2, 495, Kind::Gather),
+        (1, 992, Kind::Transpose),
+        (2, 496, Kind::Transpose),
+    ] {
+        assert_eq!(planned(e, rows).0, kind, "{e}-byte {rows} rows");
+    }
+    // A twelfth of each source sector gathered: the thin kernel.
+    let p = plan(&Permute::new(&[9, 22, 25, 282, 12], &[0, 4, 2, 1, 3], 2)).expect("plans");
+    assert_eq!(p.kind, Kind::Transpose);
+}
+
+#[test]
+fn copies_of_blocks_off_the_destination_sectors_gather() {
+    // Blocks of 80 bytes share sectors with other batch items' blocks.
+    for (dims, perm, e) in [
+        (vec![29u64, 1205, 12, 10], vec![2usize, 1, 0, 3], 8u32),
+        (vec![29, 14463, 20], vec![1, 0, 2], 4),
+        (vec![7, 59918, 40], vec![1, 0, 2], 2),
+    ] {
+        let p = plan(&Permute::new(&dims, &perm, e)).expect("plans");
+        assert_eq!(p.kind, Kind::Gather, "{dims:?} {perm:?} {e}-byte");
+        assert_eq!(
+            plan_tiles(&Permute::new(&dims, &perm, e))
+                .expect("plans")
+                .kind,
+            Kind::Copy
+        );
+    }
+    // Whole sectors: copies.
+    for (dims, perm, e) in [
+        (vec![29u64, 18078, 16], vec![1usize, 0, 2], 4u32),
+        (vec![7, 37449, 16], vec![1, 0, 2], 8),
+        (vec![29, 9039, 64], vec![1, 0, 2], 2),
+    ] {
+        let p = plan(&Permute::new(&dims, &perm, e)).expect("plans");
+        assert_eq!(p.kind, Kind::Copy, "{dims:?} {perm:?} {e}-byte");
+    }
+}
