@@ -111,15 +111,20 @@ fn batches_of_matrices_shorter_than_a_thin_sub_tile_gather() {
         let (kind, batch) = planned(e, rows);
         assert_eq!(kind, Kind::Gather, "{e}-byte {rows} rows");
         let thin = TransposeSpec::thin(e).expect("thin spec").geometry;
-        let tiled = Shape {
-            batch,
-            ..Shape::new(rows, 18)
-        };
+        let tiled = plan_tiles(&Permute::new(&[batch, rows, 6, 3], &[0, 3, 2, 1], e))
+            .expect("plans")
+            .shape;
         assert_eq!(
             unsuited(&thin, &tiled),
             Some(Refusal::ShortItems { rows, min }),
             "{e}-byte {rows} rows"
         );
+        // A batch of plain matrices of the same sides keeps it.
+        let plain = Shape {
+            batch,
+            ..Shape::new(rows, 18)
+        };
+        assert_eq!(unsuited(&thin, &plain), None, "{e}-byte {rows} rows");
     }
     // Half a sub-tile to a whole one: gathered where the gather uses its
     // sectors well (this layout); a whole sub-tile or more: the thin kernel.

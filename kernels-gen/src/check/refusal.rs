@@ -69,8 +69,8 @@ pub enum Refusal {
     FewRows { rows: u64, min: u64 },
     /// A `squat` kernel and matrices narrower than one of its tiles.
     FewCols { cols: u64, min: u64 },
-    /// A `thin` kernel and a batch of matrices shorter than one of its
-    /// sub-tiles ([`crate::check::suit::thin_min_rows`]).
+    /// A `thin` kernel with folded columns and a batch of matrices shorter
+    /// than half one of its sub-tiles ([`crate::check::suit::thin_min_rows`]).
     ShortItems { rows: u64, min: u64 },
     /// A `squat` kernel and a height the strip kernel runs faster: an even one,
     /// the planner leaves to the strip kernel ([`crate::check::suit::squat_suits_height`]).

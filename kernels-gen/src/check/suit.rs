@@ -12,7 +12,7 @@
 
 use crate::check::fit::{kernel_refusal, outer_strides, vec_refusal};
 use crate::check::refusal::{Refusal, SMALL_SUITS_BYTES};
-use crate::ir::shape::Shape;
+use crate::ir::shape::{Fold, Shape};
 use crate::kernel::geometry::{Form, Geometry, Quotients, MAX_NARROW};
 use crate::kernel::squat::SQUAT_BLOCKS;
 
@@ -131,12 +131,15 @@ pub fn thin_vec_cols(elem_bytes: u32) -> u64 {
     }
 }
 
-/// The fewest rows of a batch's matrices a `thin` kernel runs: half a
-/// sub-tile's ([`Geometry::thin_tile_rows`]: 496 of 1-byte elements, 248 of
-/// 2-byte ones). A block moves one matrix's sub-tiles, so shorter matrices
-/// leave most of it idle; the planner gathers batches of matrices shorter
-/// than a whole sub-tile where the gather uses its sectors well
-/// (`crate::select::gather`). H100, `[B, R, 6, 3] -> [B, 3, 6, R]` permutes of
+/// The fewest rows of a batch's matrices a `thin` kernel with folded columns
+/// (a permute's) runs: half a sub-tile's ([`Geometry::thin_tile_rows`]: 496
+/// of 1-byte elements, 248 of 2-byte ones). A block moves one matrix's
+/// sub-tiles, so shorter matrices leave most of it idle; the planner gathers
+/// batches of matrices shorter than a whole sub-tile where the gather uses its
+/// sectors well (`crate::select::gather`). Batches of plain matrices keep the
+/// thin kernel where the list reaches it (the small kernel comes first below
+/// `SMALL_SUITS_BYTES`); the kernels after it were not measured against it
+/// there. H100, `[B, R, 6, 3] -> [B, 3, 6, R]` permutes of
 /// 24 MB (the columns folded), thin against a gather and the 32-tile, one
 /// call, 2026-11-27: 1-byte 5 rows 0.004 of memcpy against 0.57 and 0.07, 60
 /// rows 0.05 against 0.58 and 0.35, 400 rows 0.37 against 0.54 and 0.36, 1000
@@ -232,7 +235,7 @@ pub fn kernel_unsuited(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opt
     {
         return Some(Refusal::VecRuns { vec: REALIGN_VEC });
     }
-    if g.thins() && shape.batch > 1 && shape.rows < thin_min_rows(g) {
+    if g.thins() && shape.batch > 1 && shape.fold != Fold::NONE && shape.rows < thin_min_rows(g) {
         return Some(Refusal::ShortItems {
             rows: shape.rows,
             min: thin_min_rows(g),
