@@ -168,3 +168,40 @@ fn copies_of_blocks_off_the_destination_sectors_gather() {
         assert_eq!(p.kind, Kind::Copy, "{dims:?} {perm:?} {e}-byte");
     }
 }
+
+#[test]
+fn half_filled_tiles_of_2_and_4_byte_elements_gather_where_sectors_are_used_whole() {
+    for (dims, perm, e, kind) in [
+        (
+            vec![37u64, 3, 75573],
+            vec![2usize, 1, 0],
+            4u32,
+            Kind::Gather,
+        ),
+        (
+            vec![38, 3, 7, 467, 3, 15],
+            vec![3, 1, 2, 5, 4, 0],
+            2,
+            Kind::Gather,
+        ),
+        (vec![5825, 60, 6, 3], vec![0, 3, 2, 1], 4, Kind::Gather),
+        // 8-byte tiles of the same fill stay tiles.
+        (
+            vec![39, 23, 8, 5, 3, 38],
+            vec![0, 4, 2, 5, 1, 3],
+            8,
+            Kind::Transpose,
+        ),
+        (
+            vec![716, 5, 13, 3, 30],
+            vec![0, 2, 4, 3, 1],
+            8,
+            Kind::Transpose,
+        ),
+        // A gather that would re-read its sectors: tiles.
+        (vec![2330, 150, 6, 3], vec![0, 3, 2, 1], 4, Kind::Transpose),
+    ] {
+        let p = plan(&Permute::new(&dims, &perm, e)).expect("plans");
+        assert_eq!(p.kind, kind, "{dims:?} {perm:?} {e}-byte");
+    }
+}

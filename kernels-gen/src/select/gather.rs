@@ -99,6 +99,12 @@ pub const GATHER_BELOW_FILL: f64 = 0.4;
 /// [`GATHER_BELOW_FILL`].
 pub const GATHER_LOW_FILL_MIN_USE: f64 = 0.1;
 
+/// Tiles filled below this share (and above [`GATHER_BELOW_FILL`]) run
+/// slower than a gather that uses its sectors well: 1-byte tiles where the
+/// gather uses [`GATHER_MIN_SECTOR_USE`] of them, 2- and 4-byte tiles where
+/// it uses them whole.
+pub const GATHER_PART_FILL: f64 = 0.6;
+
 /// Whether the transpose `shape` over merged `axes` runs faster as a gather
 /// (H100, `permute --random 12` over seeds 8 to 27, each plan run both ways;
 /// docs/design.md has the figures):
@@ -109,11 +115,23 @@ pub const GATHER_LOW_FILL_MIN_USE: f64 = 0.1;
 ///   `[54,3,46,2,51,11] [4,2,0,5,1,3]` f32 0.23 and 0.90, `[4,838860,5]
 ///   [2,1,0]` f16 (a fifth of each sector) 0.11 and 0.49; below that the gather
 ///   loses too (`[5,5,2,55924,12] [4,0,2,3,1]` u8, a twelfth: 0.18 and 0.14);
-/// * for 1-byte elements, whose square tiles are slow, tiles filled below 0.6,
-///   or any tiles with whole sectors used, where the gather uses at least
-///   [`GATHER_MIN_SECTOR_USE`] of them: `[6,2,3,8176,38,3] [3,4,5,0,2,1]` u8
-///   0.20 and 0.66; where sectors are used less it loses (`[8,4,24,8,18,303]
-///   [5,1,3,4,2,0]` u8, a 32nd of each: 0.34 and 0.09);
+/// * for 1-byte elements, whose square tiles are slow, tiles filled below
+///   [`GATHER_PART_FILL`], or any tiles with whole sectors used, where the
+///   gather uses at least [`GATHER_MIN_SECTOR_USE`] of them:
+///   `[6,2,3,8176,38,3] [3,4,5,0,2,1]` u8 0.20 and 0.66; where sectors are
+///   used less it loses (`[8,4,24,8,18,303] [5,1,3,4,2,0]` u8, a 32nd of
+///   each: 0.34 and 0.09);
+/// * for 2- and 4-byte elements, tiles filled below [`GATHER_PART_FILL`] where
+///   the gather uses its sectors whole (H100, each plan both ways in one
+///   call, 2026-11-27): `[37,3,75573] [2,1,0]` f32 0.60 as tiles, 0.90
+///   gathered, `[38,3,7,467,3,15] [3,1,2,5,4,0]` f16 0.43 and 0.77,
+///   `[7,19,34,154,24] [1,3,0,4,2]` f16 0.50 and 0.78, `[19,8,3,1415,13]
+///   [1,3,2,4,0]` f32 0.79 and 0.91, `[12,44,37,50,17] [0,1,3,4,2]` f16 0.62
+///   and 0.82, `[5825,60,6,3] [0,3,2,1]` f32 0.80 and 0.96,
+///   `[46,23,14,7,4,20] [1,3,2,5,0,4]` f32 0.75 both ways; 8-byte tiles of
+///   the same fills ran as fast or faster (`[39,23,8,5,3,38] [0,4,2,5,1,3]`
+///   f64 1.05 against 0.94, `[4,61,31,5,3,36] [0,3,1,5,2,4]` 1.04 against
+///   0.94, `[716,5,13,3,30] [0,2,4,3,1]` 1.07 against 1.05);
 /// * a tall or wide transpose of matrices below an eighth of its chunk, whose
 ///   blocks then move little each: `[21,6,94,3,39,6] [3,5,2,0,1,4]` f32,
 ///   matrices of 234 elements, 0.15 and 0.53;
@@ -151,7 +169,12 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
             if fill < GATHER_BELOW_FILL {
                 used >= GATHER_LOW_FILL_MIN_USE
             } else {
-                elem_bytes == 1 && used >= GATHER_MIN_SECTOR_USE && (fill < 0.6 || used >= 1.0)
+                let part = fill < GATHER_PART_FILL;
+                match elem_bytes {
+                    1 => used >= GATHER_MIN_SECTOR_USE && (part || used >= 1.0),
+                    2 | 4 => part && used >= 1.0,
+                    _ => false,
+                }
             }
         }
     }
