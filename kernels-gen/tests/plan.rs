@@ -205,3 +205,30 @@ fn half_filled_tiles_of_2_and_4_byte_elements_gather_where_sectors_are_used_whol
         assert_eq!(p.kind, kind, "{dims:?} {perm:?} {e}-byte");
     }
 }
+
+#[test]
+fn a_padded_folded_short_side_keeps_a_conflict_free_tile() {
+    use bankfree_gen::select::permute::plan_kernels;
+    use bankfree_gen::Strategy;
+    // 9720 x 13, its rows folded: the 16-wide tile where padding makes it
+    // conflict-free, else the 32-wide one; swizzled, always the 16-wide one.
+    let dims = [6u64, 66, 27, 5, 12, 13];
+    let perm = [1usize, 5, 2, 3, 4, 0];
+    for e in [1u32, 2, 4, 8, 16] {
+        let p = plan_tiles(&Permute::new(&dims, &perm, e)).expect("plans");
+        assert_eq!(p.tile().0, 16, "{e}-byte");
+        for strategy in [Strategy::Pad(None), Strategy::Xor] {
+            let list = plan_kernels(&p, strategy).expect("kernels build");
+            let last = list.last().expect("a tile");
+            let g = last.spec().geometry;
+            assert!(last.verdict().conflict_free, "{e}-byte {strategy:?}");
+            // No padding spreads the 4-byte 16-wide tile's two rows a warp.
+            let want = if e == 4 && strategy != Strategy::Xor {
+                32
+            } else {
+                16
+            };
+            assert_eq!(g.tile, want, "{e}-byte {strategy:?}");
+        }
+    }
+}
