@@ -36,7 +36,7 @@ use crate::select::choice::shape_specs;
 /// items (the rows of one-column matrices; above 16384 only the kernels with
 /// wider quotients take them), at most [`MAX_OUTER`] axes outside the batch's
 /// first.
-pub fn gather_shape(axes: &[Axis]) -> Option<Shape> {
+pub(crate) fn gather_shape(axes: &[Axis]) -> Option<Shape> {
     let mut order: Vec<Axis> = axes.to_vec();
     order.sort_by_key(|a| a.dst);
     let mut want = 1u64;

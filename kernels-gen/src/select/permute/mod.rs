@@ -285,9 +285,9 @@ pub fn copy_vecs(elem_bytes: u32) -> Vec<u32> {
 pub fn plan_kernels(plan: &Plan, strategy: Strategy) -> Result<Vec<Kernel>, PermuteError> {
     let elem_bytes = plan.elem_bytes;
     let outer = plan.shape.outer.n;
-    // The scalar tile a permute's transposes fold on or end on.
-    let tile = || {
-        let (width, rows) = plan.tile();
+    // A scalar tile of (width, thread rows): the plan's is the one a permute's
+    // transposes fold on or end on.
+    let scalar = |(width, rows): (u32, u32)| {
         TransposeSpec::new(width, elem_bytes, strategy)?.with_block_rows(rows)
     };
     match plan.kind {
@@ -335,13 +335,10 @@ pub fn plan_kernels(plan: &Plan, strategy: Strategy) -> Result<Vec<Kernel>, Perm
             let folded = |s: TransposeSpec| -> Result<Kernel, PermuteError> {
                 Ok(Kernel::build(s)?.with_outer(outer)?.with_fold(r, c)?)
             };
-            let last = match tile().map(folded) {
-                Ok(Ok(k)) => k,
-                _ => folded(
-                    TransposeSpec::new(32, elem_bytes, strategy)?
-                        .with_block_rows(permute_tile_rows(elem_bytes))?,
-                )?,
-            };
+            let last = scalar(plan.tile())
+                .map_err(PermuteError::from)
+                .and_then(folded)
+                .or_else(|_| folded(scalar((32, permute_tile_rows(elem_bytes)))?))?;
             thin.into_iter().map(folded).chain([Ok(last)]).collect()
         }
         Kind::Transpose => {
@@ -352,7 +349,7 @@ pub fn plan_kernels(plan: &Plan, strategy: Strategy) -> Result<Vec<Kernel>, Perm
             } else {
                 &[]
             };
-            Ok(auto_kernels(&Kernel::build(tile()?)?)
+            Ok(auto_kernels(&Kernel::build(scalar(plan.tile())?)?)
                 .iter()
                 .filter_map(|k| k.with_outer(outer).ok())
                 .flat_map(|k| with_twins(k, levels))
