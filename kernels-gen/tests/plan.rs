@@ -198,8 +198,11 @@ fn half_filled_tiles_of_2_and_4_byte_elements_gather_where_sectors_are_used_whol
             8,
             Kind::Transpose,
         ),
-        // A gather that would re-read its sectors: tiles.
-        (vec![2330, 150, 6, 3], vec![0, 3, 2, 1], 4, Kind::Transpose),
+        // Rows of 150, each one's last piece splitting a sector, and 6 of a
+        // sector's 8 elements used per visit: a gather.
+        (vec![2330, 150, 6, 3], vec![0, 3, 2, 1], 4, Kind::Gather),
+        // Rows of 99, but one element of a sector used per visit: tiles.
+        (vec![11, 1323, 9, 64], vec![1, 3, 0, 2], 4, Kind::Transpose),
     ] {
         let p = plan(&Permute::new(&dims, &perm, e)).expect("plans");
         assert_eq!(p.kind, kind, "{dims:?} {perm:?} {e}-byte");
@@ -231,4 +234,55 @@ fn a_padded_folded_short_side_keeps_a_conflict_free_tile() {
             assert_eq!(g.tile, want, "{e}-byte {strategy:?}");
         }
     }
+}
+
+#[test]
+fn short_destination_rows_whose_tiles_split_sectors_gather() {
+    use bankfree_gen::select::gather::splits_sectors;
+    for (dims, perm, e, kind) in [
+        // Rows of 33 to 256 items, each one's last piece sharing a sector with
+        // the next row's first, and 4 or more of a sector's elements used per
+        // visit: a gather.
+        (
+            vec![33u64, 254200, 2],
+            vec![2usize, 1, 0],
+            2u32,
+            Kind::Gather,
+        ),
+        (vec![36, 155344, 6], vec![2, 1, 0], 1, Kind::Gather),
+        (vec![47, 89240, 2], vec![2, 1, 0], 4, Kind::Gather),
+        (vec![250, 60000, 2], vec![2, 1, 0], 2, Kind::Gather),
+        // Past 256 rows the split pieces are too few: tiles.
+        (vec![257, 60000, 2], vec![2, 1, 0], 2, Kind::Transpose),
+        // Pieces of whole sectors: tiles.
+        (vec![80, 69905, 3], vec![2, 1, 0], 2, Kind::Transpose),
+        (vec![200, 13981, 3], vec![2, 1, 0], 4, Kind::Transpose),
+        // 8-byte elements: tiles however they split.
+        (vec![65, 21509, 3], vec![2, 1, 0], 8, Kind::Transpose),
+        // 2.7 of a sector's 8 elements used per visit: tiles.
+        (vec![55, 50840, 3], vec![2, 1, 0], 4, Kind::Transpose),
+        // Rows folded over three axes, one element of a sector per visit.
+        (
+            vec![8, 7, 6, 5, 4, 3, 32],
+            vec![6, 2, 0, 4, 1, 5, 3],
+            4,
+            Kind::Transpose,
+        ),
+    ] {
+        let p = plan(&Permute::new(&dims, &perm, e)).expect("plans");
+        assert_eq!(p.kind, kind, "{dims:?} {perm:?} {e}-byte");
+    }
+    // The split itself, on the tiled plans.
+    let tiled = |dims: &[u64], e: u32| {
+        plan_tiles(&Permute::new(dims, &[2, 1, 0], e))
+            .expect("plans")
+            .shape
+    };
+    assert!(splits_sectors(&tiled(&[33, 254200, 2], 2), 2));
+    assert!(!splits_sectors(&tiled(&[80, 69905, 3], 2), 2));
+    // 1-byte rows of 80: their last pieces of 16 bytes split sectors.
+    assert!(splits_sectors(&tiled(&[80, 69905, 3], 1), 1));
+    // 32 rows fit one tile; folded rows are not split.
+    assert!(!splits_sectors(&tiled(&[32, 254200, 3], 2), 2));
+    assert!(!splits_sectors(&tiled(&[3, 254200, 33], 2), 2));
 }

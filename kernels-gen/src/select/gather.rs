@@ -25,7 +25,7 @@ use crate::check::fit::refusal;
 use crate::check::refusal::Refusal;
 use crate::check::suit::unsuited;
 use crate::ir::expr::MAX_OUTER;
-use crate::ir::shape::{Axis, Outer, Shape};
+use crate::ir::shape::{Axis, Fold, Outer, Shape};
 use crate::kernel::geometry::{Form, SMALL_MAX_ELEMS, SMALL_WIDE_MAX_ELEMS};
 use crate::kernel::spec::{Strategy, TransposeSpec};
 use crate::select::choice::shape_specs;
@@ -105,6 +105,40 @@ pub const GATHER_LOW_FILL_MIN_USE: f64 = 0.1;
 /// it uses them whole.
 pub const GATHER_PART_FILL: f64 = 0.6;
 
+/// The fewest elements of each source sector a gather must use while it is
+/// near (its [`sector_use`] times the sector's elements) to replace folded
+/// tiles that split their destination's sectors ([`splits_sectors`]): at most
+/// one sector fetched for every 4 elements moved.
+pub const GATHER_SPLIT_MIN_ELEMS: f64 = 4.0;
+
+/// The most destination rows (the destination's innermost side) of a folded
+/// transpose whose 32-wide tiles write enough of their pieces as parts of
+/// sectors for [`splits_sectors`]: each destination row's last piece is one in
+/// at most 8.
+pub const SPLIT_MAX_ROWS: u64 = 256;
+
+/// Whether the tiles of a transpose of `elem_bytes`-byte elements whose
+/// columns are folded and whose rows are one axis leave pieces of the
+/// destination's 32-byte sectors for other blocks to finish, on at least one
+/// of every eight of the pieces they write: its rows (the destination's
+/// innermost side) longer than one 32-wide tile and at most
+/// [`SPLIT_MAX_ROWS`], and a row's last piece, or the rows' starts (the
+/// destination strides of the column axes), off a sector boundary. (Folded
+/// rows keep their tiles:
+/// `[11,1323,9,64] [1,3,0,2]` f32, rows of 99 over two axes, ran at 0.92 of
+/// memcpy as tiles and 0.78 gathered.)
+pub fn splits_sectors(shape: &Shape, elem_bytes: u32) -> bool {
+    let e = u64::from(elem_bytes);
+    let off = |n: u64| !(n * e).is_multiple_of(32);
+    shape.fold != Fold::NONE
+        && shape.fold.counts()[0] == 0
+        && (33..=SPLIT_MAX_ROWS).contains(&shape.rows)
+        && (off(shape.rows % 32)
+            || std::iter::once(shape.dst_ld)
+                .chain(shape.fold.cols.axes().iter().map(|a| a.dst))
+                .any(off))
+}
+
 /// Whether the transpose `shape` over merged `axes` runs faster as a gather
 /// (H100, `permute --random 12` over seeds 8 to 27, each plan run both ways;
 /// docs/design.md has the figures):
@@ -132,6 +166,21 @@ pub const GATHER_PART_FILL: f64 = 0.6;
 ///   the same fills ran as fast or faster (`[39,23,8,5,3,38] [0,4,2,5,1,3]`
 ///   f64 1.05 against 0.94, `[4,61,31,5,3,36] [0,3,1,5,2,4]` 1.04 against
 ///   0.94, `[716,5,13,3,30] [0,2,4,3,1]` 1.07 against 1.05);
+/// * a folded transpose of 1-, 2- or 4-byte elements whose tiles split their
+///   destination's sectors ([`splits_sectors`]) where the gather uses at
+///   least [`GATHER_SPLIT_MIN_ELEMS`] elements of each sector while it is near
+///   (H100, `probe` of each plan's kernels and torch's permuted copy, 74
+///   permutes of 32 and 256 MB, one call each, 2026-11-27): `[33,254200,2]
+///   [2,1,0]` f16 0.43 of memcpy as tiles, 0.57 gathered (torch 0.56),
+///   `[36,155344,6] [2,1,0]` u8 0.27 and 0.49 (torch 0.31), `[65,1032444,2]
+///   [2,1,0]` f16 (256 MB) 0.27 and 0.50 (torch 0.40), `[47,713924,2]
+///   [2,1,0]` f32 (256 MB) 0.41 and 0.58 (torch 0.50), `[2330,150,6,3]
+///   [0,3,2,1]` f32 0.80 and 0.85; with fewer elements used the tiles tie
+///   (`[55,50840,3] [2,1,0]` f32, 2.7 of a sector's 8: 0.58 and 0.56), and so
+///   do they where their pieces are whole sectors (`[200,13981,3] [2,1,0]`
+///   f32 0.96 and 0.50, `[80,69905,3] [2,1,0]` f16 0.71 and 0.57) and for
+///   8-byte elements however they split (`[65,21509,3] [2,1,0]` f64 0.81 and
+///   0.59);
 /// * a tall or wide transpose of matrices below an eighth of its chunk, whose
 ///   blocks then move little each: `[21,6,94,3,39,6] [3,5,2,0,1,4]` f32,
 ///   matrices of 234 elements, 0.15 and 0.53;
@@ -168,6 +217,8 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
             let fill = tile_fill(shape.rows) * tile_fill(shape.cols);
             if fill < GATHER_BELOW_FILL {
                 used >= GATHER_LOW_FILL_MIN_USE
+            } else if elem_bytes <= 4 && splits_sectors(shape, elem_bytes) {
+                used * f64::from(32 / elem_bytes) >= GATHER_SPLIT_MIN_ELEMS
             } else {
                 let part = fill < GATHER_PART_FILL;
                 match elem_bytes {
