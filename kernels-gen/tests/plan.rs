@@ -198,9 +198,9 @@ fn half_filled_tiles_of_2_and_4_byte_elements_gather_where_sectors_are_used_whol
             8,
             Kind::Transpose,
         ),
-        // Rows of 150, each one's last piece splitting a sector, and 6 of a
-        // sector's 8 elements used per visit: a gather.
-        (vec![2330, 150, 6, 3], vec![0, 3, 2, 1], 4, Kind::Gather),
+        // Rows of 150 whose last pieces split sectors, but a batch of 4-byte
+        // matrices: tiles.
+        (vec![2330, 150, 6, 3], vec![0, 3, 2, 1], 4, Kind::Transpose),
         // Rows of 99, but one element of a sector used per visit: tiles.
         (vec![11, 1323, 9, 64], vec![1, 3, 0, 2], 4, Kind::Transpose),
     ] {
@@ -252,6 +252,17 @@ fn short_destination_rows_whose_tiles_split_sectors_gather() {
         (vec![36, 155344, 6], vec![2, 1, 0], 1, Kind::Gather),
         (vec![47, 89240, 2], vec![2, 1, 0], 4, Kind::Gather),
         (vec![250, 60000, 2], vec![2, 1, 0], 2, Kind::Gather),
+        // A batch of 1-byte matrices whose axis is outermost in both buffers.
+        (vec![8, 36, 19418, 6], vec![0, 3, 2, 1], 1, Kind::Gather),
+        // A batch axis between the matrices' axes in the destination: tiles.
+        (
+            vec![56, 11, 238, 19, 3, 4],
+            vec![1, 3, 4, 2, 5, 0],
+            1,
+            Kind::Transpose,
+        ),
+        // A batch of 4-byte matrices: tiles.
+        (vec![64, 47, 1394, 2], vec![0, 3, 2, 1], 4, Kind::Transpose),
         // Past 256 rows the split pieces are too few: tiles.
         (vec![257, 60000, 2], vec![2, 1, 0], 2, Kind::Transpose),
         // Pieces of whole sectors: tiles.

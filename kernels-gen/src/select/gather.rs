@@ -139,6 +139,28 @@ pub fn splits_sectors(shape: &Shape, elem_bytes: u32) -> bool {
                 .any(off))
 }
 
+/// Whether a transpose whose tiles split sectors ([`splits_sectors`]) was
+/// measured faster gathered for its element size and batch: 1- and 2-byte
+/// elements of one matrix or of a batch whose axis is the outermost in both
+/// buffers, 4-byte elements of one matrix. Batch axes between the matrices'
+/// axes in either buffer keep the tiles: of 14 random permutes of that kind
+/// (`permute --random 12`, seeds 8 to 89) 9 ran faster as tiles
+/// (`[56,11,238,19,3,4] [1,3,4,2,5,0]` u8 0.42 of memcpy as tiles, 0.20
+/// gathered), and so do batches of 4-byte matrices (`[64,47,1394,2]
+/// [0,3,2,1]` f32 0.97 and 0.89; H100, 2026-11-27).
+fn split_gathers(shape: &Shape, elem_bytes: u32) -> bool {
+    let one = Shape { batch: 1, ..*shape };
+    let apart = shape.batch == 1
+        || (shape.outer.n == 0
+            && one.src_elems().is_ok_and(|n| shape.src_batch_stride >= n)
+            && one.dst_elems().is_ok_and(|n| shape.dst_batch_stride >= n));
+    match elem_bytes {
+        1 | 2 => apart,
+        4 => shape.batch == 1,
+        _ => false,
+    }
+}
+
 /// Whether the transpose `shape` over merged `axes` runs faster as a gather
 /// (H100, `permute --random 12` over seeds 8 to 27, each plan run both ways;
 /// docs/design.md has the figures):
@@ -166,16 +188,17 @@ pub fn splits_sectors(shape: &Shape, elem_bytes: u32) -> bool {
 ///   the same fills ran as fast or faster (`[39,23,8,5,3,38] [0,4,2,5,1,3]`
 ///   f64 1.05 against 0.94, `[4,61,31,5,3,36] [0,3,1,5,2,4]` 1.04 against
 ///   0.94, `[716,5,13,3,30] [0,2,4,3,1]` 1.07 against 1.05);
-/// * a folded transpose of 1-, 2- or 4-byte elements whose tiles split their
-///   destination's sectors ([`splits_sectors`]) where the gather uses at
+/// * a folded transpose whose tiles split their destination's sectors
+///   ([`splits_sectors`]), of the element sizes and batches
+///   [`split_gathers`] names, where the gather uses at
 ///   least [`GATHER_SPLIT_MIN_ELEMS`] elements of each sector while it is near
 ///   (H100, `probe` of each plan's kernels and torch's permuted copy, 74
 ///   permutes of 32 and 256 MB, one call each, 2026-11-27): `[33,254200,2]
 ///   [2,1,0]` f16 0.43 of memcpy as tiles, 0.57 gathered (torch 0.56),
 ///   `[36,155344,6] [2,1,0]` u8 0.27 and 0.49 (torch 0.31), `[65,1032444,2]
 ///   [2,1,0]` f16 (256 MB) 0.27 and 0.50 (torch 0.40), `[47,713924,2]
-///   [2,1,0]` f32 (256 MB) 0.41 and 0.58 (torch 0.50), `[2330,150,6,3]
-///   [0,3,2,1]` f32 0.80 and 0.85; with fewer elements used the tiles tie
+///   [2,1,0]` f32 (256 MB) 0.41 and 0.58 (torch 0.50), `[2048,36,75,6]
+///   [0,3,2,1]` u8 0.30 and 0.59 (torch 0.30); with fewer elements used the tiles tie
 ///   (`[55,50840,3] [2,1,0]` f32, 2.7 of a sector's 8: 0.58 and 0.56), and so
 ///   do they where their pieces are whole sectors (`[200,13981,3] [2,1,0]`
 ///   f32 0.96 and 0.50, `[80,69905,3] [2,1,0]` f16 0.71 and 0.57) and for
@@ -217,7 +240,7 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
             let fill = tile_fill(shape.rows) * tile_fill(shape.cols);
             if fill < GATHER_BELOW_FILL {
                 used >= GATHER_LOW_FILL_MIN_USE
-            } else if elem_bytes <= 4 && splits_sectors(shape, elem_bytes) {
+            } else if splits_sectors(shape, elem_bytes) && split_gathers(shape, elem_bytes) {
                 used * f64::from(32 / elem_bytes) >= GATHER_SPLIT_MIN_ELEMS
             } else {
                 let part = fill < GATHER_PART_FILL;
