@@ -171,13 +171,8 @@ fn copies_of_blocks_off_the_destination_sectors_gather() {
 
 #[test]
 fn half_filled_tiles_of_2_and_4_byte_elements_gather_where_sectors_are_used_whole() {
-    for (dims, perm, e, kind) in [
-        (
-            vec![37u64, 3, 75573],
-            vec![2usize, 1, 0],
-            4u32,
-            Kind::Gather,
-        ),
+    assert_kinds(vec![
+        (vec![37, 3, 75573], vec![2, 1, 0], 4, Kind::Gather),
         (
             vec![38, 3, 7, 467, 3, 15],
             vec![3, 1, 2, 5, 4, 0],
@@ -203,10 +198,7 @@ fn half_filled_tiles_of_2_and_4_byte_elements_gather_where_sectors_are_used_whol
         (vec![2330, 150, 6, 3], vec![0, 3, 2, 1], 4, Kind::Transpose),
         // Rows of 99, but one element of a sector used per visit: tiles.
         (vec![11, 1323, 9, 64], vec![1, 3, 0, 2], 4, Kind::Transpose),
-    ] {
-        let p = plan(&Permute::new(&dims, &perm, e)).expect("plans");
-        assert_eq!(p.kind, kind, "{dims:?} {perm:?} {e}-byte");
-    }
+    ]);
 }
 
 #[test]
@@ -239,16 +231,11 @@ fn a_padded_folded_short_side_keeps_a_conflict_free_tile() {
 #[test]
 fn short_destination_rows_whose_tiles_split_sectors_gather() {
     use bankfree_gen::select::gather::splits_sectors;
-    for (dims, perm, e, kind) in [
+    assert_kinds(vec![
         // Rows of 33 to 256 items, each one's last piece sharing a sector with
         // the next row's first, and 4 or more of a sector's elements used per
         // visit: a gather.
-        (
-            vec![33u64, 254200, 2],
-            vec![2usize, 1, 0],
-            2u32,
-            Kind::Gather,
-        ),
+        (vec![33, 254200, 2], vec![2, 1, 0], 2, Kind::Gather),
         (vec![36, 155344, 6], vec![2, 1, 0], 1, Kind::Gather),
         (vec![47, 89240, 2], vec![2, 1, 0], 4, Kind::Gather),
         (vec![250, 60000, 2], vec![2, 1, 0], 2, Kind::Gather),
@@ -279,10 +266,7 @@ fn short_destination_rows_whose_tiles_split_sectors_gather() {
             4,
             Kind::Transpose,
         ),
-    ] {
-        let p = plan(&Permute::new(&dims, &perm, e)).expect("plans");
-        assert_eq!(p.kind, kind, "{dims:?} {perm:?} {e}-byte");
-    }
+    ]);
     // The split itself, on the tiled plans.
     let tiled = |dims: &[u64], e: u32| {
         plan_tiles(&Permute::new(dims, &[2, 1, 0], e))
@@ -296,4 +280,12 @@ fn short_destination_rows_whose_tiles_split_sectors_gather() {
     // 32 rows fit one tile; folded rows are not split.
     assert!(!splits_sectors(&tiled(&[32, 254200, 3], 2), 2));
     assert!(!splits_sectors(&tiled(&[3, 254200, 33], 2), 2));
+}
+
+/// Asserts the kind [`plan`] gives each permute: dims, perm, element bytes.
+fn assert_kinds(cases: Vec<(Vec<u64>, Vec<usize>, u32, Kind)>) {
+    for (dims, perm, e, kind) in cases {
+        let p = plan(&Permute::new(&dims, &perm, e)).expect("plans");
+        assert_eq!(p.kind, kind, "{dims:?} {perm:?} {e}-byte");
+    }
 }
