@@ -33,6 +33,16 @@ fn t_generic<T: bankfree::Element>(
     cols: usize,
 ) -> bankfree::Result<()>;
 
+#[tiled_transpose]
+fn t_u8_pitched(
+    src: &CudaSlice<u8>,
+    dst: &mut CudaSlice<u8>,
+    rows: usize,
+    cols: usize,
+    src_ld: usize,
+    dst_ld: usize,
+) -> bankfree::Result<()>;
+
 fn cpu<T: Copy>(
     src: &[T],
     dst: &mut [T],
@@ -95,6 +105,32 @@ fn attribute_functions_transpose_on_the_gpu() {
     let mut want = vec![0u64; 33 * 31];
     cpu(&host, &mut want, 1, 33, 31, 31, 33);
     assert_eq!(s.clone_dtoh(&dst).expect("download"), want);
+}
+
+/// A `tile = auto` function runs 1-byte matrices of a few dozen to a few hundred
+/// rows as the permute planner's gather (one dense destination run): with any
+/// source pitch, and as tiles where the destination has a pitch of its own;
+/// nothing outside the matrix is written either way.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_tile_auto_function_gathers_what_the_planner_gathers() {
+    let s = CudaContext::new(0).expect("GPU 0").default_stream();
+    let (rows, cols) = (101, 40001);
+    for (sld, dld) in [(cols, rows), (cols + 7, rows), (cols, rows + 3)] {
+        let host: Vec<u8> = (0..rows * sld).map(|i| (i * 131 + 7) as u8).collect();
+        let src = s.clone_htod(&host).expect("upload");
+        // 64 guard bytes past the last destination row.
+        let n = cols * dld + 64;
+        let mut dst = s.clone_htod(&vec![0xA5u8; n]).expect("upload");
+        t_u8_pitched(&src, &mut dst, rows, cols, sld, dld).expect("launch");
+        let mut want = vec![0xA5u8; n];
+        cpu(&host, &mut want, 1, rows, cols, sld, dld);
+        assert_eq!(
+            s.clone_dtoh(&dst).expect("download"),
+            want,
+            "src_ld {sld} dst_ld {dld}"
+        );
+    }
 }
 
 /// `autotune` times every kernel of a `tile = auto` function that can run the call,

@@ -304,6 +304,13 @@ pub fn expand(cx: &Ctxt, args: &Args, item: &Item, p: &Params) -> TokenStream {
         }
     };
     let doc = doc.iter().map(|d| quote!(#[doc = #d]));
+    // `tile = auto` runs what the planner picks, a gather included; a named
+    // tile runs its kernel.
+    let run = if args.auto {
+        quote!(::bankfree::__private::transpose_auto::<#elem, _, _>)
+    } else {
+        quote!(::bankfree::runtime::transpose_first::<#elem, _, _>)
+    };
     quote! {
         #item_check
         #(#attrs)*
@@ -318,7 +325,7 @@ pub fn expand(cx: &Ctxt, args: &Args, item: &Item, p: &Params) -> TokenStream {
             #check
             let kernels = ::bankfree::__private::pick(&KERNELS, ::core::mem::size_of::<#elem>())?;
             let shape = ::bankfree::__private::shape(#batch, rows, cols, #src_ld, #dst_ld);
-            ::bankfree::runtime::transpose_first::<#elem, _, _>(kernels, src, dst, &shape, #stream)
+            #run(kernels, src, dst, &shape, #stream)
         }
     }
 }

@@ -49,7 +49,7 @@ pub use discover::candidate_dirs as nvrtc_search_dirs;
 pub use error::{Error, Result};
 pub use kernel::KernelSource;
 pub use launch::{transpose, transpose_first, DstArg, SrcArg};
-pub use permute::{permute, permute_with, PermuteOptions};
+pub use permute::{permute, permute_with, transpose_gathered, PermuteOptions};
 pub use tune::{autotune, Tuning};
 
 /// What this machine offers.
