@@ -43,6 +43,14 @@ fn t_u8_pitched(
     dst_ld: usize,
 ) -> bankfree::Result<()>;
 
+#[tiled_transpose]
+fn t_f16(
+    src: &CudaSlice<bankfree::half::f16>,
+    dst: &mut CudaSlice<bankfree::half::f16>,
+    rows: usize,
+    cols: usize,
+) -> bankfree::Result<()>;
+
 fn cpu<T: Copy>(
     src: &[T],
     dst: &mut [T],
@@ -108,9 +116,10 @@ fn attribute_functions_transpose_on_the_gpu() {
 }
 
 /// A `tile = auto` function runs 1-byte matrices of a few dozen to a few hundred
-/// rows as the permute planner's gather (one dense destination run): with any
-/// source pitch, and as tiles where the destination has a pitch of its own;
-/// nothing outside the matrix is written either way.
+/// rows, and 2-byte ones of up to 128 rows off the sectors, as the permute
+/// planner's gather (one dense destination run): with any source pitch, and as
+/// tiles where the destination has a pitch of its own; nothing outside the
+/// matrix is written either way.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_tile_auto_function_gathers_what_the_planner_gathers() {
@@ -131,6 +140,24 @@ fn a_tile_auto_function_gathers_what_the_planner_gathers() {
             "src_ld {sld} dst_ld {dld}"
         );
     }
+    // 2-byte rows of 66 items (132 bytes, off the sectors) gather too.
+    use bankfree::half::f16;
+    let (rows, cols) = (66, 30001);
+    let host: Vec<f16> = (0..rows * cols).map(|i| f16::from_bits(i as u16)).collect();
+    let src = s.clone_htod(&host).expect("upload");
+    let mut dst = s.alloc_zeros::<f16>(rows * cols).expect("alloc");
+    t_f16(&src, &mut dst, rows, cols).expect("launch");
+    let mut want = vec![f16::ZERO; rows * cols];
+    cpu(&host, &mut want, 1, rows, cols, cols, rows);
+    // Every bit pattern, NaNs included: compared as bits.
+    let bits = |v: &[f16]| v.iter().map(|x| x.to_bits()).collect::<Vec<u16>>();
+    let got = s.clone_dtoh(&dst).expect("download");
+    let wrong = bits(&got)
+        .iter()
+        .zip(bits(&want))
+        .filter(|(a, b)| **a != *b)
+        .count();
+    assert_eq!(wrong, 0, "{wrong} of {} elements differ", rows * cols);
 }
 
 /// `autotune` times every kernel of a `tile = auto` function that can run the call,

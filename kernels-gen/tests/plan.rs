@@ -250,6 +250,14 @@ fn short_destination_rows_whose_tiles_split_sectors_gather() {
         ),
         // A batch of 4-byte matrices: tiles.
         (vec![64, 47, 1394, 2], vec![0, 3, 2, 1], 4, Kind::Transpose),
+        // A plain 2-byte matrix of 33 to 128 rows that split sectors gathers;
+        // of 130 rows, whole-sector rows, a batch or 4-byte elements, tiles.
+        (vec![66, 254203], vec![1, 0], 2, Kind::Gather),
+        (vec![60, 9020, 31], vec![1, 2, 0], 2, Kind::Gather),
+        (vec![130, 129056], vec![1, 0], 2, Kind::Transpose),
+        (vec![80, 209716], vec![1, 0], 2, Kind::Transpose),
+        (vec![2, 66, 254203], vec![0, 2, 1], 2, Kind::Transpose),
+        (vec![101, 83056], vec![1, 0], 4, Kind::Transpose),
         // Past 256 rows the split pieces are too few: tiles.
         (vec![257, 60000, 2], vec![2, 1, 0], 2, Kind::Transpose),
         // Pieces of whole sectors: tiles.

@@ -111,18 +111,21 @@ pub const GATHER_PART_FILL: f64 = 0.6;
 /// one sector fetched for every 4 elements moved.
 pub const GATHER_SPLIT_MIN_ELEMS: f64 = 4.0;
 
-/// The most destination rows (the destination's innermost side) of a folded
+/// The most destination rows (the destination's innermost side) of a
 /// transpose whose 32-wide tiles write enough of their pieces as parts of
 /// sectors for [`splits_sectors`]: each destination row's last piece is one in
 /// at most 8.
 pub const SPLIT_MAX_ROWS: u64 = 256;
 
-/// Whether the tiles of a transpose of `elem_bytes`-byte elements whose
-/// columns are folded and whose rows are one axis leave pieces of the
-/// destination's 32-byte sectors for other blocks to finish, on at least one
-/// of every eight of the pieces they write: its rows (the destination's
-/// innermost side) longer than one 32-wide tile and at most
-/// [`SPLIT_MAX_ROWS`], and a row's last piece, or the rows' starts (the
+/// The most rows of a plain 2-byte matrix (no folded side) that gathers where
+/// its tiles split sectors ([`splits_sectors`]).
+pub const SPLIT_PLAIN_MAX_ROWS: u64 = 128;
+
+/// Whether the tiles of a transpose of `elem_bytes`-byte elements whose rows
+/// are one axis leave pieces of the destination's 32-byte sectors for other
+/// blocks to finish, on at least one of every eight of the pieces they write:
+/// its rows (the destination's innermost side) longer than one 32-wide tile and
+/// at most [`SPLIT_MAX_ROWS`], and a row's last piece, or the rows' starts (the
 /// destination strides of the column axes), off a sector boundary. (Folded
 /// rows keep their tiles:
 /// `[11,1323,9,64] [1,3,0,2]` f32, rows of 99 over two axes, ran at 0.92 of
@@ -130,8 +133,7 @@ pub const SPLIT_MAX_ROWS: u64 = 256;
 pub fn splits_sectors(shape: &Shape, elem_bytes: u32) -> bool {
     let e = u64::from(elem_bytes);
     let off = |n: u64| !(n * e).is_multiple_of(32);
-    shape.fold != Fold::NONE
-        && shape.fold.counts()[0] == 0
+    shape.fold.counts()[0] == 0
         && (33..=SPLIT_MAX_ROWS).contains(&shape.rows)
         && (off(shape.rows % 32)
             || std::iter::once(shape.dst_ld)
@@ -148,7 +150,20 @@ pub fn splits_sectors(shape: &Shape, elem_bytes: u32) -> bool {
 /// (`[56,11,238,19,3,4] [1,3,4,2,5,0]` u8 0.42 of memcpy as tiles, 0.20
 /// gathered), and so do batches of 4-byte matrices (`[64,47,1394,2]
 /// [0,3,2,1]` f32 0.97 and 0.89; H100, 2026-11-27).
+///
+/// Of plain matrices (no folded side; the 1-byte rule gathers 1-byte ones
+/// already), one 2-byte matrix of at most [`SPLIT_PLAIN_MAX_ROWS`] rows. Of
+/// `R x C` f16 matrices with rows of 40 to 250, 130 ran slower gathered (0.59
+/// of memcpy as tiles, 0.45 gathered) and the rest of those up to 128 rows
+/// faster; then 11 more of 36 to 125 rows, of 32 and 128 MB, all ran faster
+/// gathered, x1.09 to x1.91 (`66 x 254203` 0.45 as tiles, 0.77 gathered, torch
+/// 0.54; `58 x 1157050` 0.37 and 0.71, torch 0.53). Whole-sector rows keep
+/// their tiles (`80 x 209716` 1.03 and 0.89), and 4-byte matrices ran alike
+/// either way (`101 x 83056` 0.77 both ways; H100, 2026-11-27).
 fn split_gathers(shape: &Shape, elem_bytes: u32) -> bool {
+    if shape.fold == Fold::NONE {
+        return elem_bytes == 2 && shape.batch == 1 && shape.rows <= SPLIT_PLAIN_MAX_ROWS;
+    }
     let one = Shape { batch: 1, ..*shape };
     let apart = shape.batch == 1
         || (shape.outer.n == 0
