@@ -41,15 +41,17 @@ mod discover;
 pub mod dist;
 #[allow(unsafe_code)]
 mod ffi;
+mod gathered;
 mod launch;
 mod permute;
 
 pub use cache::{binary, stats, Stats};
 pub use discover::candidate_dirs as nvrtc_search_dirs;
 pub use error::{Error, Result};
+pub use gathered::transpose_gathered;
 pub use kernel::KernelSource;
 pub use launch::{transpose, transpose_first, DstArg, SrcArg};
-pub use permute::{permute, permute_with, transpose_gathered, PermuteOptions};
+pub use permute::{permute, permute_with, PermuteOptions};
 pub use tune::{autotune, Tuning};
 
 /// What this machine offers.

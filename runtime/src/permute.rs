@@ -81,88 +81,16 @@ where
     }
 }
 
-/// Runs a transpose of one matrix (`shape.batch` 1, any pitches; what a
-/// `#[tiled_transpose]` function with `tile = auto` gets) as the gather the
-/// permute planner makes of the same call, where it makes one: the destination
-/// written as one dense run, each element read from its own address
-/// ([`bankfree_gen::select::gather`]). `None` where the planner keeps the call
-/// a transpose, or the call is empty, batched, refused or its buffers too short:
-/// the caller's kernel list runs it then (and reports any error in its terms).
-///
-/// Of plain matrices, the planner gathers those whose tiles would stay partly
-/// empty or split their destination's sectors where the gather uses the
-/// source's sectors well: mostly 1-byte matrices of 33 to 512 rows that no
-/// narrow kernel takes, and 2-byte ones of 33 to 128 rows whose rows are not
-/// whole sectors (H100, 2026-11-27, of memcpy, gathered against the
-/// attribute's list: `101 x 400001` u8 0.52 and 0.33, `40 x 1000001` u8 0.81
-/// and 0.31, `200 x 200001` u8 0.58 and 0.34, `66 x 254203` f16 0.77 and
-/// 0.45; torch 0.28, 0.41, 0.15 and 0.54).
-pub fn transpose_gathered<T, S, D>(
-    src: &S,
-    dst: &mut D,
-    shape: &Shape,
-    stream: Option<&CudaStream>,
-) -> Option<Result<()>>
-where
-    S: SrcArg<T> + ?Sized,
-    D: DstArg<T> + ?Sized,
-{
-    if shape
-        .check_buffers(src.len() as u64, dst.len() as u64)
-        .is_err()
-    {
-        return None;
-    }
-    let elem_bytes = u32::try_from(std::mem::size_of::<T>()).ok()?;
-    let planned = plain_gather(shape, elem_bytes)?;
-    let call = Option::as_ref(&planned)?;
-    Some(transpose_units(
-        &call.kernels,
-        src,
-        dst,
-        &call.shape,
-        On::stream(stream),
-        1,
-    ))
-}
-
-/// The planned gather of a one-matrix transpose `shape` of `elem_bytes`-byte
-/// elements, where the planner gathers it ([`transpose_gathered`]).
-fn plain_gather(shape: &Shape, elem_bytes: u32) -> Option<Arc<Planned>> {
-    let plain = shape.batch == 1
-        && !shape.copy
-        && shape.outer.n == 0
-        && shape.fold == bankfree_gen::ir::shape::Fold::NONE
-        && !shape.is_empty();
-    if !plain {
-        return None;
-    }
-    let (rows, cols) = (
-        usize::try_from(shape.rows).ok()?,
-        usize::try_from(shape.cols).ok()?,
-    );
-    let src_strides = [usize::try_from(shape.src_ld).ok()?, 1];
-    let dst_strides = [usize::try_from(shape.dst_ld).ok()?, 1];
-    let opts = PermuteOptions {
-        src_strides: Some(&src_strides),
-        dst_strides: Some(&dst_strides),
-        ..PermuteOptions::default()
-    };
-    let planned = planned(&[rows, cols], &[1, 0], &opts, elem_bytes, Strategy::Xor).ok()?;
-    let call = Option::as_ref(&planned)?;
-    (call.kind == Kind::Gather && call.unit == 1).then_some(planned.clone())
-}
-
 /// A planned call: its shape and kernels, `unit` of the permute's elements to
 /// each of theirs, and where that is more than one the plan on the permute's
 /// own elements (`None`: nothing to move).
-type Planned = Option<Call>;
+pub(crate) type Planned = Option<Call>;
 
-struct Call {
-    kind: Kind,
-    shape: Shape,
-    kernels: Arc<[KernelSource]>,
-    unit: u64,
+pub(crate) struct Call {
+    pub kind: Kind,
+    pub shape: Shape,
+    pub kernels: Arc<[KernelSource]>,
+    pub unit: u64,
     plain: Option<(Shape, Arc<[KernelSource]>)>,
 }
 
@@ -218,7 +146,7 @@ impl Request {
 
 /// The plan and kernels of a call, made once per request and process (a call's
 /// host time is what bounds small permutes: planning took a tenth of it).
-fn planned(
+pub(crate) fn planned(
     dims: &[usize],
     perm: &[usize],
     opts: &PermuteOptions<'_>,
@@ -318,37 +246,6 @@ mod tests {
     fn call(p: &Arc<Planned>) -> (&Shape, &Arc<[KernelSource]>) {
         let c = Option::as_ref(p).expect("a call to make");
         (&c.shape, &c.kernels)
-    }
-
-    #[test]
-    fn a_plain_transpose_gathers_where_the_planner_gathers_it() {
-        let wide = Shape::new(101, 400001);
-        let gathered = plain_gather(&wide, 1).expect("101 x 400001 u8 gathers");
-        let (shape, kernels) = call(&gathered);
-        assert_eq!((shape.rows, shape.cols, shape.batch), (101, 1, 400001));
-        assert!(kernels
-            .iter()
-            .all(|k| k.geometry().form == bankfree_gen::Form::Small));
-        // Any source pitch.
-        let pitched = Shape {
-            src_ld: 400011,
-            ..wide
-        };
-        assert!(plain_gather(&pitched, 1).is_some());
-        // Not where the planner keeps tiles, nor a destination with a pitch (the
-        // gather writes one dense run), nor a batch, nor an empty call.
-        assert!(plain_gather(&Shape::new(8192, 8192), 1).is_none());
-        assert!(plain_gather(&Shape::new(500, 80001), 1).is_none());
-        assert!(plain_gather(
-            &Shape {
-                dst_ld: 110,
-                ..wide
-            },
-            1
-        )
-        .is_none());
-        assert!(plain_gather(&Shape::batched(2, 101, 400001), 1).is_none());
-        assert!(plain_gather(&Shape::new(0, 400001), 1).is_none());
     }
 
     #[test]
