@@ -30,7 +30,8 @@
 //! ```
 
 use crate::check::bound::{bound, exact, Ranges, Wide, U32};
-use crate::ir::expr::{Env, Expr, Less, Var, SLOTS};
+use crate::ir::expr::{Env, Expr, Var, SLOTS};
+use crate::ir::guard::Less;
 use crate::ir::shape::Shape;
 use crate::kernel::geometry::{Form, Geometry, Quotients};
 use crate::kernel::launch::{MAX_GRID_X, MAX_GRID_Y};

@@ -5,7 +5,8 @@
 //! unchecked body leaves out).
 
 use crate::check::walk::{check_writes, walk, Grid, SimError, Stats};
-use crate::ir::expr::{Env, Guard, Var};
+use crate::ir::expr::{Env, Var};
+use crate::ir::guard::Guard;
 use crate::ir::shape::Shape;
 use crate::ir::tape::GuardTape;
 use crate::kernel::Kernel;

@@ -47,7 +47,7 @@ fn the_simulator_catches_wrong_indices() {
 
 #[test]
 fn the_simulator_catches_an_interior_guard_that_lets_an_edge_tile_in() {
-    use crate::ir::expr::Guard;
+    use crate::ir::guard::Guard;
     for e in [1u32, 2] {
         let good = Kernel::build(TransposeSpec::realign(e).expect("valid")).expect("builds");
         let side = u64::from(good.spec.geometry.tile_elems());

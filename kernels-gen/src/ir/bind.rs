@@ -17,7 +17,8 @@
 
 use std::sync::Arc;
 
-use super::expr::{Env, Expr, Guard, Less, Var};
+use super::expr::{Env, Expr, Var};
+use super::guard::{Guard, Less};
 
 impl Expr {
     /// `self` with every sub-expression that mentions none of `free` replaced by

@@ -6,6 +6,7 @@ pub mod axes;
 pub mod bind;
 pub mod expr;
 mod extent;
+pub mod guard;
 pub mod parse;
 pub mod shape;
 pub mod tape;

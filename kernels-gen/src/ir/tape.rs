@@ -13,9 +13,8 @@
 //! assert_eq!(tape.eval(&env), e.eval(&env));
 //! ```
 
-use super::expr::{
-    magic32, magic64, mul_hi64, shift32, Env, EvalError, Expr, Guard, Less, Op, Var,
-};
+use super::expr::{magic32, magic64, mul_hi64, shift32, Env, EvalError, Expr, Op, Var};
+use super::guard::{Guard, Less};
 
 /// An operand of a step.
 #[derive(Clone, Copy, Debug, PartialEq)]

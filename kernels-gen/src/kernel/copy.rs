@@ -1,7 +1,8 @@
 //! The move of the `copy` form, built once as expressions: a flat run of one batch
 //! item's `rows x cols` block, copied vector by vector with no shared memory.
 
-use crate::ir::expr::{Expr, Guard, Less, Var};
+use crate::ir::expr::{Expr, Var};
+use crate::ir::guard::{Guard, Less};
 use crate::kernel::batch::BatchBase;
 use crate::kernel::geometry::Geometry;
 use crate::kernel::moves::{Mem, Move, Place};

@@ -54,7 +54,8 @@ mod variant;
 
 pub use variant::Variant;
 
-use crate::ir::expr::{Expr, Less};
+use crate::ir::expr::Expr;
+use crate::ir::guard::Less;
 use crate::kernel::geometry::{Quotients, Unit};
 use crate::kernel::layout::Layout;
 use crate::kernel::moves::Move;

@@ -1,7 +1,8 @@
 //! The kernel's data movement as data: a [`Move`] copies one [`Place`] to another
 //! under a guard, for every thread and every iteration of its loops.
 
-use crate::ir::expr::{Expr, Guard};
+use crate::ir::expr::Expr;
+use crate::ir::guard::Guard;
 use serde::Serialize;
 
 /// Which memory a [`Place`] is in.

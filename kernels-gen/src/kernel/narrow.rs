@@ -1,7 +1,8 @@
 //! The moves of the narrow forms (`tall` and `wide`), built once as expressions: a
 //! chunk of the narrow matrix through shared memory, its flat side as one run.
 
-use crate::ir::expr::{Expr, Guard, Less, Var};
+use crate::ir::expr::{Expr, Var};
+use crate::ir::guard::{Guard, Less};
 use crate::kernel::batch::BatchBase;
 use crate::kernel::geometry::{Form, Geometry};
 use crate::kernel::layout::{Layout, Swizzle};

@@ -2,7 +2,8 @@
 //! whole source rows (`16 / elem_bytes`), each loaded as `cols` 16-byte vectors,
 //! transposed in registers and stored as one 16-byte vector per destination row.
 
-use crate::ir::expr::{Expr, Guard, Less, Var};
+use crate::ir::expr::{Expr, Var};
+use crate::ir::guard::{Guard, Less};
 use crate::kernel::batch::BatchBase;
 use crate::kernel::geometry::{Geometry, COPY_ITERS};
 use crate::kernel::moves::{Mem, Move, Place};

@@ -29,7 +29,8 @@
 //! # Ok::<(), bankfree_gen::SpecError>(())
 //! ```
 
-use crate::ir::expr::{Expr, Guard, Less, Var};
+use crate::ir::expr::{Expr, Var};
+use crate::ir::guard::{Guard, Less};
 use crate::kernel::batch::BatchBase;
 use crate::kernel::geometry::{Geometry, REALIGN_PITCH};
 use crate::kernel::layout::{Layout, Swizzle};

@@ -3,7 +3,8 @@
 //! consecutive destination elements from the source and storing them as one
 //! vector.
 
-use crate::ir::expr::{Expr, Guard, Less, Var};
+use crate::ir::expr::{Expr, Var};
+use crate::ir::guard::{Guard, Less};
 use crate::kernel::batch::{item_src, BatchBase};
 use crate::kernel::geometry::{Geometry, Quotients, SMALL_ITERS};
 use crate::kernel::moves::{Mem, Move, Pack, Place};

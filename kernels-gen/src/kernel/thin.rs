@@ -41,7 +41,8 @@
 //! # Ok::<(), bankfree_gen::SpecError>(())
 //! ```
 
-use crate::ir::expr::{Expr, Guard, Less, Var};
+use crate::ir::expr::{Expr, Var};
+use crate::ir::guard::{Guard, Less};
 use crate::kernel::batch::BatchBase;
 use crate::kernel::fold::{self, Side};
 use crate::kernel::geometry::Geometry;

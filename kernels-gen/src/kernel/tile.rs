@@ -1,7 +1,8 @@
 //! The moves of the square-tile forms (`tile` and `skew`), built once as
 //! expressions: the source tile into shared memory, then its transpose out.
 
-use crate::ir::expr::{Expr, Guard, Less, Var};
+use crate::ir::expr::{Expr, Var};
+use crate::ir::guard::{Guard, Less};
 use crate::kernel::batch::BatchBase;
 use crate::kernel::fold::{split, Side};
 use crate::kernel::geometry::{Form, Geometry};

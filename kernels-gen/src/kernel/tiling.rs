@@ -1,7 +1,8 @@
 //! A kernel's named values over its parameters and its tile (or chunk) count, built
 //! once per geometry and shared by the kernel's moves and the launcher.
 
-use crate::ir::expr::{Expr, Less, Var};
+use crate::ir::expr::{Expr, Var};
+use crate::ir::guard::Less;
 use crate::kernel::geometry::{Form, Geometry};
 
 /// The named values of a kernel over its parameters, and its number of tiles (or

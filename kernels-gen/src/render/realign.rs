@@ -6,7 +6,8 @@
 //! whole-word stores of its destination rows.
 //! Every index is the kernel's expression; this module writes the data path.
 
-use crate::ir::expr::{Expr, Guard, Var};
+use crate::ir::expr::{Expr, Var};
+use crate::ir::guard::Guard;
 use crate::kernel::moves::Move;
 use crate::kernel::realign::{network, network_regs, Realign};
 use crate::kernel::Kernel;
