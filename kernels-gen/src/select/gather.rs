@@ -131,8 +131,7 @@ pub const SPLIT_PLAIN_MAX_ROWS: u64 = 128;
 /// `[11,1323,9,64] [1,3,0,2]` f32, rows of 99 over two axes, ran at 0.92 of
 /// memcpy as tiles and 0.78 gathered.)
 pub fn splits_sectors(shape: &Shape, elem_bytes: u32) -> bool {
-    let e = u64::from(elem_bytes);
-    let off = |n: u64| !(n * e).is_multiple_of(32);
+    let off = |n: u64| off_sector(n, elem_bytes);
     shape.fold.counts()[0] == 0
         && (33..=SPLIT_MAX_ROWS).contains(&shape.rows)
         && (off(shape.rows % 32)
@@ -292,11 +291,17 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
 /// f64 0.73 against 0.98 (torch 0.88); blocks of 32, 64, 128 and 256 bytes
 /// 0.89 to 1.08 against 0.83 to 1.07.
 pub(crate) fn gathers_copy(widest: &TransposeSpec, shape: &Shape) -> bool {
-    let e = u64::from(widest.geometry.elem_bytes);
-    let off_sectors = |n: u64| !((n % 32) * e).is_multiple_of(32);
+    let e = widest.geometry.elem_bytes;
+    let off = |n: u64| off_sector(n, e);
     shape.cols <= SMALL_MAX_ELEMS
         && (refusal(&widest.geometry, shape).is_some()
-            || (e >= 2 && (off_sectors(shape.cols) || off_sectors(shape.dst_ld))))
+            || (e >= 2 && (off(shape.cols) || off(shape.dst_ld))))
+}
+
+/// Whether `n` elements of `elem_bytes` bytes end off a 32-byte sector boundary
+/// (`n * elem_bytes` not a multiple of 32, computed without overflow).
+fn off_sector(n: u64, elem_bytes: u32) -> bool {
+    !((n % 32) * u64::from(elem_bytes)).is_multiple_of(32)
 }
 
 /// The share of the 32-wide tiles covering a side of `n` items that it fills.
