@@ -5,6 +5,7 @@
 use crate::error::Result;
 use crate::launch::{transpose_units, DstArg, On, SrcArg};
 use crate::permute::{planned, PermuteOptions, Planned};
+use bankfree_gen::select::gather::vector_runs;
 use bankfree_gen::select::permute::Kind;
 use bankfree_gen::{Shape, Strategy};
 use cudarc::driver::CudaStream;
@@ -15,14 +16,16 @@ use std::sync::Arc;
 /// permute planner makes of the same call, where it makes one: the destination
 /// written as one dense run, each element read from its own address
 /// ([`bankfree_gen::select::gather`]). `None` where the planner keeps the call
-/// a transpose, or the call is empty, batched, refused or its buffers too short:
-/// the caller's kernel list runs it then (and reports any error in its terms).
+/// a transpose, the list's vector kernel takes the call
+/// ([`vector_runs`]: the gather was never measured against it), or the call
+/// is empty, batched, refused or its buffers too short: the caller's kernel
+/// list runs it then (and reports any error in its terms).
 ///
 /// Of plain matrices, the planner gathers those whose tiles would stay partly
 /// empty or split their destination's sectors where the gather uses the
-/// source's sectors well: mostly 1-byte matrices of 33 to 512 rows that no
-/// narrow kernel takes, and 2-byte ones of 33 to 128 rows whose rows are not
-/// whole sectors (H100, 2026-11-27, of memcpy, gathered against the
+/// source's sectors well: mostly 1-byte matrices of 33 to 256 rows that no
+/// vector or narrow kernel takes, and 2-byte ones of 33 to 128 rows whose rows
+/// are not whole sectors (H100, 2026-11-27, of memcpy, gathered against the
 /// attribute's list: `101 x 400001` u8 0.52 and 0.33, `40 x 1000001` u8 0.81
 /// and 0.31, `200 x 200001` u8 0.58 and 0.34, `66 x 254203` f16 0.77 and
 /// 0.45; torch 0.28, 0.41, 0.15 and 0.54).
@@ -62,7 +65,8 @@ fn plain_gather(shape: &Shape, elem_bytes: u32) -> Option<Arc<Planned>> {
         && !shape.copy
         && shape.outer.n == 0
         && shape.fold == bankfree_gen::ir::shape::Fold::NONE
-        && !shape.is_empty();
+        && !shape.is_empty()
+        && !vector_runs(shape, elem_bytes);
     if !plain {
         return None;
     }
@@ -115,6 +119,9 @@ mod tests {
         )
         .is_none());
         assert!(plain_gather(&Shape::batched(2, 101, 400001), 1).is_none());
+        // Sides the vector kernel takes keep the list (the permute planner
+        // gathers 128 x 262144 u8; the attribute runs its vec kernel).
+        assert!(plain_gather(&Shape::new(128, 262144), 1).is_none());
         assert!(plain_gather(&Shape::new(0, 400001), 1).is_none());
     }
 }

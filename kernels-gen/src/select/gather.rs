@@ -26,9 +26,9 @@ use crate::check::refusal::Refusal;
 use crate::check::suit::unsuited;
 use crate::ir::expr::MAX_OUTER;
 use crate::ir::shape::{Axis, Fold, Outer, Shape};
-use crate::kernel::geometry::{Form, SMALL_MAX_ELEMS, SMALL_WIDE_MAX_ELEMS};
+use crate::kernel::geometry::{Form, Geometry, SMALL_MAX_ELEMS, SMALL_WIDE_MAX_ELEMS};
 use crate::kernel::spec::{Strategy, TransposeSpec};
-use crate::select::choice::shape_specs;
+use crate::select::choice::{fast_variant, shape_specs};
 
 /// The shape of a gather over merged `axes`, where a `small` kernel takes it:
 /// the destination one dense run (each axis's destination stride the product of
@@ -266,6 +266,23 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
             }
         }
     }
+}
+
+/// Whether the attribute's list runs its measured vector kernel on the plain
+/// matrix `shape` of `elem_bytes`-byte elements (both pointers aligned): no
+/// narrow kernel takes it, no skew tile either, and the vector kernel fits and
+/// suits it. The gather rules above were measured against the skew and
+/// 1-element tiles, never against a vector kernel, so a `tile = auto` function
+/// keeps its list for such a matrix (`bankfree::permute` of the same call
+/// follows the gather rules alone).
+pub fn vector_runs(shape: &Shape, elem_bytes: u32) -> bool {
+    let Ok(base) = TransposeSpec::new(32, elem_bytes, Strategy::Xor) else {
+        return false;
+    };
+    let takes = |g: &Geometry| refusal(g, shape).is_none() && unsuited(g, shape).is_none();
+    shape.fold == Fold::NONE
+        && !shape_specs(&base).iter().any(|s| takes(&s.geometry))
+        && fast_variant(&base).is_some_and(|v| v.geometry.vec > 1 && takes(&v.geometry))
 }
 
 /// Whether a copy of `shape` runs faster as a gather: where its widest copy
