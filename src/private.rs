@@ -101,25 +101,8 @@ pub fn pick(table: &'static [Entry], elem_bytes: usize) -> crate::Result<&'stati
         .sources()
 }
 
-/// The body `#[tiled_transpose]` writes with `tile = auto`: the permute planner's
-/// gather where it gathers the call ([`bankfree_runtime::transpose_gathered`]),
-/// else the first of `kernels` that fits and suits it.
-pub fn transpose_auto<T, S, D>(
-    kernels: &[KernelSource],
-    src: &S,
-    dst: &mut D,
-    shape: &Shape,
-    stream: Option<&cudarc::driver::CudaStream>,
-) -> crate::Result<()>
-where
-    S: bankfree_runtime::SrcArg<T> + ?Sized,
-    D: bankfree_runtime::DstArg<T> + ?Sized,
-{
-    if let Some(done) = bankfree_runtime::transpose_gathered(src, dst, shape, stream) {
-        return done;
-    }
-    bankfree_runtime::transpose_first(kernels, src, dst, shape, stream)
-}
+/// The body `#[tiled_transpose]` writes with `tile = auto`.
+pub use bankfree_runtime::transpose_auto;
 
 /// The body `#[tiled_permute]` writes: the runtime's planned permute.
 #[allow(clippy::too_many_arguments)]

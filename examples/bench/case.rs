@@ -10,7 +10,7 @@ use bankfree::cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBit
 use bankfree::gen::check::fit::refusal;
 use bankfree::gen::select::choice::auto_kernels;
 use bankfree::gen::{Kernel, Shape, Strategy, TransposeSpec};
-use bankfree::runtime::{autotune, transpose, transpose_first, transpose_gathered, KernelSource};
+use bankfree::runtime::{autotune, transpose, transpose_auto, transpose_first, KernelSource};
 use std::sync::Arc;
 
 /// Checks and times case `name` of `shape`, its elements made by `make`, into
@@ -101,11 +101,8 @@ where
         match imp {
             Impl::Memcpy => stream.memcpy_dtod(src, dst).map_err(err),
             Impl::One(k) => transpose(k, src, dst, &shape, None).map_err(err),
-            // What a `tile = auto` function runs: the planner's gather where it
-            // gathers the call, else the list.
-            Impl::List(l) => transpose_gathered(src, dst, &shape, None)
-                .unwrap_or_else(|| transpose_first(l, src, dst, &shape, None))
-                .map_err(err),
+            // What a `tile = auto` function runs.
+            Impl::List(l) => transpose_auto(l, src, dst, &shape, None).map_err(err),
             Impl::Geam => match geam {
                 Some(g) => g.run(stream, src, dst, shape.rows as usize, shape.cols as usize),
                 None => Err("no cuBLAS".into()),

@@ -3,7 +3,8 @@
 //! kernel list.
 
 use crate::error::Result;
-use crate::launch::{transpose_units, DstArg, On, SrcArg};
+use crate::kernel::KernelSource;
+use crate::launch::{transpose_first, transpose_units, DstArg, On, SrcArg};
 use crate::permute::{planned, PermuteOptions, Planned};
 use bankfree_gen::select::gather::vector_runs;
 use bankfree_gen::select::permute::Kind;
@@ -56,6 +57,24 @@ where
         On::stream(stream),
         1,
     ))
+}
+
+/// What a `tile = auto` function runs: [`transpose_gathered`] where the
+/// planner gathers the call, else the first of `kernels` that fits and suits
+/// it ([`transpose_first`]).
+pub fn transpose_auto<T, S, D>(
+    kernels: &[KernelSource],
+    src: &S,
+    dst: &mut D,
+    shape: &Shape,
+    stream: Option<&CudaStream>,
+) -> Result<()>
+where
+    S: SrcArg<T> + ?Sized,
+    D: DstArg<T> + ?Sized,
+{
+    transpose_gathered(src, dst, shape, stream)
+        .unwrap_or_else(|| transpose_first(kernels, src, dst, shape, stream))
 }
 
 /// The planned gather of a one-matrix transpose `shape` of `elem_bytes`-byte

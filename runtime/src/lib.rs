@@ -48,7 +48,7 @@ mod permute;
 pub use cache::{binary, stats, Stats};
 pub use discover::candidate_dirs as nvrtc_search_dirs;
 pub use error::{Error, Result};
-pub use gathered::transpose_gathered;
+pub use gathered::{transpose_auto, transpose_gathered};
 pub use kernel::KernelSource;
 pub use launch::{transpose, transpose_first, DstArg, SrcArg};
 pub use permute::{permute, permute_with, PermuteOptions};
