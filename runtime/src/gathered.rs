@@ -24,9 +24,9 @@ use std::sync::Arc;
 ///
 /// Of plain matrices, the planner gathers those whose tiles would stay partly
 /// empty or split their destination's sectors where the gather uses the
-/// source's sectors well: mostly 1-byte matrices of 33 to 256 rows that no
-/// vector or narrow kernel takes, and 2-byte ones of 33 to 128 rows whose rows
-/// are not whole sectors (H100, 2026-11-27, of memcpy, gathered against the
+/// source's sectors well: mostly 1-byte matrices of 33 to 256 rows that the
+/// list would run on a skew or 1-element tile, and 2-byte ones of 33 to 128
+/// rows whose rows are not whole sectors (H100, 2026-11-27, of memcpy, gathered against the
 /// attribute's list: `101 x 400001` u8 0.52 and 0.33, `40 x 1000001` u8 0.81
 /// and 0.31, `200 x 200001` u8 0.58 and 0.34, `66 x 254203` f16 0.77 and
 /// 0.45; torch 0.28, 0.41, 0.15 and 0.54).
