@@ -134,19 +134,23 @@ fn analyze_with(kernel: &Kernel, model: Model, shortcut: bool, first_conflict: b
     let envs = envs(kernel);
     let mut errors = Vec::new();
     let mut instructions = Vec::new();
-    // A realign kernel's write reads a second word of each column.
+    // A realign kernel's write reads four more words of each column.
     let next: Vec<Move> = kernel
         .realign()
-        .and_then(|r| {
-            let mut mv = kernel.moves.last()?.clone();
-            mv.from = Place {
-                mem: Mem::Shared,
-                index: r.next.clone(),
-            };
-            Some(mv)
+        .zip(kernel.moves.last())
+        .map(|(r, last)| {
+            r.next
+                .iter()
+                .map(|index| Move {
+                    from: Place {
+                        mem: Mem::Shared,
+                        index: index.clone(),
+                    },
+                    ..last.clone()
+                })
+                .collect()
         })
-        .into_iter()
-        .collect();
+        .unwrap_or_default();
     'moves: for mv in kernel.moves.iter().chain(&next) {
         for (kind, place) in [("store", &mv.to), ("load", &mv.from)] {
             if place.mem == Mem::Shared {
@@ -237,8 +241,18 @@ fn envs(kernel: &Kernel) -> Vec<Env> {
     let square = 64 * u64::from(g.tile * g.vec);
     let long = 64 * u64::from(g.chunk_elems());
     match g.form {
-        // A realign kernel's shared indices do not depend on the destination.
-        Form::Tile | Form::Realign => vec![dense(square, square, 0, 0)],
+        Form::Tile => vec![dense(square, square, 0, 0)],
+        // A realign kernel rotates each column's words by its destination
+        // row's phase in the sector: every residue of `dst_ld`, and of
+        // `dst_off` beside it, gives the tile's columns every mix of phases.
+        Form::Realign => {
+            let s = u64::from(g.sector_elems());
+            (0..s)
+                .map(|ld| (ld, 0))
+                .chain((1..s).map(|off| (1, off)))
+                .map(|(ld, off)| dense(square, square, ld, off))
+                .collect()
+        }
         Form::Skew => {
             let s = u64::from(g.sector_elems());
             (0..s)

@@ -88,7 +88,8 @@ fn checks(g: &Geometry, outer: u8, fold: [u8; 2]) -> Checks {
         );
         if let Some(r) = k.realign() {
             walked.extend(r.lane.iter().cloned());
-            walked.extend([&r.row, &r.at, &r.phase, &r.elem, &r.part_to, &r.next].map(Expr::clone));
+            walked.extend([&r.row, &r.at, &r.phase, &r.elem, &r.part_to].map(Expr::clone));
+            walked.extend(r.next.iter().cloned());
             walked.extend(r.vecs.iter().cloned());
             for g in [&r.inside, &r.fast, &r.col, &r.part] {
                 compared.extend(g.0.iter().cloned());

@@ -4,8 +4,8 @@
 //! `__funnelshift_rc`, over the same [`network`] the emitter prints).
 //!
 //! Besides what [`crate::check::sim`] checks of every kernel, it fails on a
-//! 16-byte load or a word store that is not aligned for the pointers' phases,
-//! and on a warp's whole-word window that does not start on a 32-byte sector.
+//! 16-byte load or store that is not aligned for the pointers' phases, and on
+//! a window of 8 lanes' vectors that does not start on a 32-byte sector.
 //!
 //! ```
 //! use bankfree_gen::check::realign::{byte_perm, funnelshift_rc};
@@ -19,7 +19,7 @@ use crate::check::walk::{each_thread, Grid, SimError, Stats};
 use crate::ir::expr::{Env, Var};
 use crate::ir::shape::Shape;
 use crate::ir::tape::{GuardTape, Tape};
-use crate::kernel::realign::{network, network_regs, Realign};
+use crate::kernel::realign::{network, network_regs, Realign, STORE_WORDS};
 use crate::kernel::Kernel;
 
 /// `__byte_perm(x, y, s)`: byte `n` of the result is byte `(s >> 4n) & 7` of
@@ -130,9 +130,9 @@ fn read(kernel: &Kernel, r: &Realign, s: &mut State<'_>, env: &mut Env) -> Resul
     })
 }
 
-/// Every warp's destination rows: each lane's word funnel-shifted from two of
-/// its column's words, stored whole where it lies in the matrix, else element
-/// by element.
+/// Every warp's destination rows: each lane's 16 bytes funnel-shifted from
+/// five of its column's words, stored as one vector where they lie in the
+/// matrix, else element by element.
 fn write(
     kernel: &Kernel,
     r: &Realign,
@@ -150,16 +150,17 @@ fn write(
         GuardTape::per_thread(&mv.guard, env),
         GuardTape::per_thread(&r.part, env),
     );
-    let (from, next, sh) = (
-        Tape::per_thread(&mv.from.index, env),
-        Tape::per_thread(&r.next, env),
-        Tape::per_thread(&r.shift, env),
-    );
+    let words: Vec<Tape> = std::iter::once(&mv.from.index)
+        .chain(&r.next)
+        .map(|e| Tape::per_thread(e, env))
+        .collect();
+    let sh = Tape::per_thread(&r.shift, env);
     let (to, part_to) = (
         Tape::per_thread(&mv.to.index, env),
         Tape::per_thread(&r.part_to, env),
     );
     let vec = g.vec as usize;
+    let n = STORE_WORDS as usize;
     let sector = i64::from(g.sector_elems());
     let mut done = (0, 0);
     each_thread(kernel, env, |env| {
@@ -168,27 +169,33 @@ fn write(
             if !steps.eval(env)? || !s.holds(&guard, "destination row", env)? {
                 continue;
             }
-            let mut words = [0u32; 2];
-            for (word, at) in words.iter_mut().zip([&from, &next]) {
-                *word = s.word(at.eval(env)?)?;
-            }
-            let v = funnelshift_rc(words[0], words[1], sh.eval(env)? as u32);
+            let w = words
+                .iter()
+                .map(|at| s.word(at.eval(env)?))
+                .collect::<Result<Vec<u32>, SimError>>()?;
+            let shift = sh.eval(env)? as u32;
+            let v: Vec<u32> = (0..n)
+                .map(|i| funnelshift_rc(w[i], w[i + 1], shift))
+                .collect();
             let whole = match &full {
-                Some(f) => s.holds(f, "whole-word store", env)?,
+                Some(f) => s.holds(f, "16-byte store", env)?,
                 None => false,
             };
             if whole {
                 let at = to.eval(env)?;
-                s.dst_aligned(at, vec as i64)?;
-                // The warp's window (lane 0's word) starts on a sector.
-                s.dst_aligned(at - env.get(Var::Tx) * vec as i64, sector)?;
-                done.0 += s.store(at, v, vec)?;
+                s.dst_aligned(at, (n * vec) as i64)?;
+                // The window of the lane's 8 (lane 0's vector) starts on a sector.
+                let lane = env.get(Var::Tx) & 7;
+                s.dst_aligned(at - lane * (n * vec) as i64, sector)?;
+                for (i, word) in v.iter().enumerate() {
+                    done.0 += s.store(at + (i * vec) as i64, *word, vec)?;
+                }
                 done.1 += 1;
             } else {
-                for k in 0..vec {
+                for k in 0..n * vec {
                     env.set(Var::K, k as i64);
                     if part.eval(env)? {
-                        let e = v >> (8 * g.elem_bytes as usize * k);
+                        let e = v[k / vec] >> (8 * g.elem_bytes as usize * (k % vec));
                         done.0 += s.store(part_to.eval(env)?, e, 1)?;
                     }
                 }

@@ -69,7 +69,7 @@ impl Kernel {
                 MAX_NARROW
             ),
             Form::Realign => format!(
-                "realign tile {0} x {0} (rows read as realigned 16-byte vectors, each destination row written as whole words from a 32-byte sector boundary)",
+                "realign tile {0} x {0} (rows read as realigned 16-byte vectors, each destination row written as 16-byte vectors from a 32-byte sector boundary)",
                 g.tile_elems()
             ),
             Form::Thin => format!(

@@ -2,7 +2,7 @@
 //! built once as expressions, and the two register steps of its data path that
 //! the emitter prints and the simulator runs: the byte permutations that
 //! transpose a block of rows into column words ([`network`]) and the funnel
-//! shift that realigns a column's words to its destination row
+//! shifts that realign a column's words to its destination row
 //! ([`Realign::shift`]).
 //!
 //! A tile is `tile * vec` source rows and columns (`vec = 4 / elem_bytes`
@@ -11,21 +11,29 @@
 //! lanes, 32 x 10 threads) reads columns `c0 .. c0 + 16 / elem_bytes` of the
 //! `vec` rows of block `band`: source rows `vec * band - sector ..` of the tile.
 //! It loads every row's two aligned 16-byte vectors before it uses any, realigns
-//! them, transposes the block into its columns' words and stores them as they
-//! are: word `band` of each column in shared memory.
+//! them, transposes the block into its columns' words and stores them: word
+//! `band` of each column in shared memory.
 //!
-//! The warp that then writes destination row `c` of the tile starts its window
-//! on a 32-byte sector of that row: `ts` positions before the tile's first
-//! position (`ts` < `sector`). Lane `tx` funnel-shifts words `b1` and `b1 + 1` of
-//! the column (`b1 = tx + 7 - ts / vec`) by `ts % vec` elements into the word it
-//! stores, so that each warp stores whole sectors and no sector is left half
+//! A warp then writes 4 destination rows of the tile at once, 8 lanes to a
+//! row. Each row's window starts on a 32-byte sector of that row: `ts`
+//! positions before the tile's first position (`ts` < `sector`). The row's
+//! lane `tx % 8` funnel-shifts words `b1 ..= b1 + 4` of the column (`b1 = 4 *
+//! (tx % 8) + 7 - ts / vec`) by `ts % vec` elements into the 16 bytes it
+//! stores, so that each store covers whole sectors and no sector is left half
 //! written for another tile to finish.
+//!
+//! Those five words lie at 8 lanes' distance from one another in a column's
+//! groups of 4, and the 4 rows' windows start at any phase: the shared index
+//! rotates each column's words within their group of 4 by its window's phase
+//! and its place among the 4 (`rotated`), so that the 4 rows' reads of a word
+//! fall in 4 different banks of each group. The store of the words, which
+//! knows the column, computes the same rotation.
 //!
 //! ```
 //! use bankfree_gen::{emit, Kernel, TransposeSpec};
 //! let k = Kernel::build(TransposeSpec::realign(2)?)?;
 //! assert!(k.verdict().conflict_free);
-//! assert!(emit(&k).contains("__funnelshift_rc(tile["));
+//! assert!(emit(&k).contains("__funnelshift_rc(cw[0], cw[1], sh)"));
 //! # Ok::<(), bankfree_gen::SpecError>(())
 //! ```
 
@@ -38,16 +46,40 @@ use crate::kernel::moves::{Mem, Move, Pack, Place};
 use crate::kernel::tiling::Tiling;
 
 /// The swizzle of a `realign` kernel's shared tile: word `w` of column `c` at
-/// `c * 64 + (w ^ (((c / cols_per_lane) & 7) << 2))`. A warp's stores of one
-/// column index hold the 8 lanes of a band (`c / cols_per_lane` = `l`) and its
-/// 4 bands (`w` = `band`, bits 0 and 1 within the warp): the key moves each
-/// lane's word to bits 2 to 4, so the 32 stores hit 32 banks. Its loads read 32
-/// consecutive words of one column, which the key only permutes.
+/// `c * 64 + (w ^ (((c / cols_per_lane) & 7) << 2))`, after the rotation of `w`
+/// within its group of 4 (`realign_moves`' `rotated`: by `c`, plus the
+/// column's window phase in words). A warp's stores of one column index hold
+/// the 8 lanes of a band (`c / cols_per_lane` = `l`) and its 4 bands (`w` =
+/// `band`, bits 0 and 1 within the warp, which the rotation only permutes): the
+/// key moves each lane's word to bits 2 to 4, so the 32 stores hit 32 banks. Its
+/// loads read word `4 * lane + i + 7 - phase` of 4 columns, one to each 8
+/// lanes: the key permutes the 8 lanes' groups, and the rotation puts the 4
+/// columns' words at `(i + c) % 4` in theirs.
 pub(crate) fn realign_swizzle(g: &Geometry) -> Swizzle {
     Swizzle {
         b: 3,
         m: 2,
         s: 4 + g.realign_cols().trailing_zeros(),
+    }
+}
+
+/// Columns a warp of a `realign` kernel writes at once: one to each 8 lanes.
+pub const WRITE_COLS: i64 = 4;
+
+/// 32-bit words a lane of a `realign` kernel stores at once: one 16-byte vector
+/// of its column's window.
+pub const STORE_WORDS: i64 = 4;
+
+/// The blocks of a `realign` kernel that its launch bounds ask to keep on an SM
+/// at once: 4 for 1-byte elements (48 registers on sm_80 and sm_90, where it
+/// would take 64 and 3 blocks unbounded; the 64-bit build spills 28 bytes on
+/// sm_80), 6 for 2-byte ones (32 registers, none spilled on sm_80 or sm_90).
+/// sm_75 holds 3 blocks of 320 threads whatever the bound.
+pub fn realign_min_blocks(elem_bytes: u32) -> u32 {
+    if elem_bytes == 1 {
+        4
+    } else {
+        6
     }
 }
 
@@ -78,8 +110,10 @@ pub struct Realign {
     /// word `b1`, then the first of word `b1 + 1` (`8 * elem_bytes * (vec - ts %
     /// vec)` bits; all of word `b1 + 1` where `ts % vec = 0`).
     pub shift: Expr,
-    /// The shared index of word `b1 + 1` (the write move's `from` is word `b1`).
-    pub next: Expr,
+    /// The shared indices of words `b1 + 1 ..= b1 + 4` (the write move's
+    /// `from` is word `b1`): the lane's 16 bytes are funnel-shifted from these
+    /// five.
+    pub next: Vec<Expr>,
     /// Destination element `Var::K` of a word stored element by element lies in
     /// the matrix.
     pub part: Guard,
@@ -172,6 +206,20 @@ pub(crate) fn realign_moves(
     let band = Expr::small("band", (v(Var::Tx) >> 3) + v(Var::Ty) * 4);
     let c0 = Expr::named("c0", tile_c.clone() * side + l.clone() * cpl);
     let shared = |c: Expr, w: Expr| layout.shared_index(REALIGN_PITCH, c, w);
+    let lv = i64::from(g.vec.trailing_zeros());
+    // Column `c` of the tile is destination row `d`, starting at element `e0`,
+    // whose window starts `ts` positions before the tile: each written once,
+    // used by the write and by the store that places the column's words.
+    let dst_row = |c: Expr| tile_c.clone() * side + c;
+    let dst_start = |d: Expr| batch.dst.clone() + d * v(Var::DstLd);
+    let dst_phase = |e0: Expr| (e0 + v(Var::DstOff) + tile_r.clone() * side).and(sector - 1);
+    // Word `w` of column `c` rotated within its group of 4 by the column's
+    // window phase and its place among the 4 columns a warp writes at once
+    // (see [`realign_swizzle`]).
+    let rotated = |w: Expr, c: Expr, ts: Expr| {
+        let rot = c + (ts >> lv) + (WRITE_COLS - (sector / vec - 1) % WRITE_COLS);
+        w.clone() - w.clone().and(3) + (w + rot).and(3)
+    };
 
     // The read side: row `Var::Row` of block `band` (the first `sector / vec`
     // blocks lie above the tile), counted a sector of rows down so that no value
@@ -209,47 +257,56 @@ pub(crate) fn realign_moves(
         },
         to: Place {
             mem: Mem::Shared,
-            index: shared(l.clone() * cpl + v(Var::K), band.clone()),
+            index: {
+                let c = l.clone() * cpl + v(Var::K);
+                let ts = dst_phase(dst_start(dst_row(c.clone())));
+                shared(c.clone(), rotated(band.clone(), c, ts))
+            },
         },
         transpose: true,
         iters: 1,
         pack: None,
     };
 
-    // The write side: warp `ty` writes destination rows `ty + block_rows * j` of
-    // the tile, lane `tx` word `tx` of the row's window (positions `pe - sector
-    // ..`, the window starting `ts` positions before the tile on a sector).
+    // The write side: warp `ty` writes the destination rows of column group
+    // `gq = ty + block_rows * j`, 4 columns `c = 4 * gq + tx / 8` at once; lane
+    // `tx % 8` stores 16 bytes of its row's window (positions `pe - sector ..`,
+    // the window starting `ts` positions before the tile on a sector).
     let rows_per = i64::from(g.block_rows);
-    let c = Expr::small("c", v(Var::Ty) + v(Var::J) * rows_per);
-    let d = Expr::named("d", tile_c * side + c.clone());
-    let dst_ld = v(Var::DstLd);
-    let e0 = Expr::named("e0", batch.dst.clone() + d.clone() * dst_ld);
-    let ts = Expr::small(
-        "ts",
-        (e0.clone() + v(Var::DstOff) + tile_r.clone() * side).and(sector - 1),
-    );
+    let groups = side / WRITE_COLS;
+    let gq = Expr::small("gq", v(Var::Ty) + v(Var::J) * rows_per);
+    let c = Expr::small("c", gq.clone() * WRITE_COLS + (v(Var::Tx) >> 3));
+    let d = Expr::named("d", dst_row(c.clone()));
+    let e0 = Expr::named("e0", dst_start(d.clone()));
+    let ts = Expr::small("ts", dst_phase(e0.clone()));
+    let lane8 = v(Var::Tx).and(7);
     let b1 = Expr::small(
         "b1",
-        v(Var::Tx) + (sector / vec - 1) - (ts.clone() >> i64::from(g.vec.trailing_zeros())),
+        lane8.clone() * STORE_WORDS + (sector / vec - 1) - (ts.clone() >> lv),
     );
     let eb = i64::from(g.elem_bytes);
     let shift = Expr::small("sh", (Expr::Lit(vec) - ts.clone().and(vec - 1)) * (8 * eb));
-    let pe = Expr::named("pe", tile_r * side + sector - ts.clone() + v(Var::Tx) * vec);
+    let pe = Expr::named(
+        "pe",
+        tile_r * side + sector - ts.clone() + lane8 * (STORE_WORDS * vec),
+    );
     let rows_in = |first: Expr, last: Expr| {
         Guard(vec![
             Less(Expr::Lit(sector - 1), pe.clone() + first),
             Less(pe.clone() + last, v(Var::Rows) + sector),
         ])
     };
-    let steps = Guard(if side % rows_per != 0 {
-        vec![Less(c.clone(), Expr::Lit(side))]
+    let steps = Guard(if groups % rows_per != 0 {
+        vec![Less(gq.clone(), Expr::Lit(groups))]
     } else {
         vec![]
     });
     let mut guard = steps.0.clone();
     guard.push(Less(d.clone(), v(Var::Cols)));
+    let word = |i: i64| shared(c.clone(), rotated(b1.clone() + i, c.clone(), ts.clone()));
     let write = Move {
         lets: vec![
+            gq,
             c.clone(),
             d,
             e0.clone(),
@@ -261,16 +318,16 @@ pub(crate) fn realign_moves(
         guard: Guard(guard),
         from: Place {
             mem: Mem::Shared,
-            index: shared(c.clone(), b1.clone()),
+            index: word(0),
         },
         to: Place {
             mem: Mem::Dst,
             index: e0.clone() + pe.clone() - sector,
         },
         transpose: false,
-        iters: g.tile_elems().div_ceil(g.block_rows),
+        iters: ((groups + rows_per - 1) / rows_per) as u32,
         pack: Some(Pack {
-            full: rows_in(Expr::Lit(0), Expr::Lit(vec - 1)),
+            full: rows_in(Expr::Lit(0), Expr::Lit(STORE_WORDS * vec - 1)),
             load: false,
         }),
     };
@@ -285,10 +342,10 @@ pub(crate) fn realign_moves(
         col,
         elem,
         shift,
-        next: shared(c, b1 + 1),
+        next: (1..=STORE_WORDS).map(word).collect(),
         part: rows_in(v(Var::K), v(Var::K)),
         part_to: e0 + pe - sector + v(Var::K),
-        guard_lets: 2, // `c` and `d`
+        guard_lets: 3, // `gq`, `c` and `d`
         interior,
         steps,
     };

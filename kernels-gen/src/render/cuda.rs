@@ -16,6 +16,7 @@ use crate::ir::shape::{fold_params, outer_params};
 use crate::kernel::geometry::Form;
 use crate::kernel::launch::dynamic_shared_bytes;
 use crate::kernel::layout::Layout;
+use crate::kernel::realign::realign_min_blocks;
 use crate::kernel::squat::squat_min_blocks;
 use crate::kernel::thin::thin_min_blocks;
 use crate::kernel::Kernel;
@@ -96,6 +97,7 @@ fn write_entry(w: &mut CWriter, k: &Kernel) -> fmt::Result {
             min_blocks(c, true),
             min_blocks(c, false)
         ),
+        None if g.realigns() => format!(" __launch_bounds__({t}, {})\n", realign_min_blocks(eb)),
         None => format!(" __launch_bounds__({t})\n"),
     };
     writeln!(w, "extern \"C\" __global__ void{bounds}{name}(")?;

@@ -158,9 +158,9 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
                 h,
                 "// form:     realign: a tile of {n} x {n} and the {s} rows above it; a lane reads {c} columns of a row as \
                  the two aligned 16-byte vectors around them (element by element where those leave the matrix) and \
-                 transposes blocks of {v} rows into column words; a warp writes a dst row's window from a 32-byte \
-                 sector (up to {e} positions early: the tiles cover rows + {e}), each word funnel-shifted from two \
-                 of the column's",
+                 transposes blocks of {v} rows into column words; a warp writes 4 dst rows' windows from a 32-byte \
+                 sector (up to {e} positions early: the tiles cover rows + {e}), 8 lanes a row, each lane's 16 bytes \
+                 funnel-shifted from five of the column's words (rotated in their groups of 4 by the window's phase)",
                 n = g.tile_elems(),
                 s = g.sector_elems(),
                 c = g.realign_cols(),
@@ -323,7 +323,7 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
     } else if g.realigns() {
         writeln!(
             h,
-            "//           any shape, pitch, stride and pointer; stores whole 32-bit words where they lie in the matrix"
+            "//           any shape, pitch, stride and pointer; stores 16-byte vectors where they lie in the matrix"
         )?;
     } else if g.form == Form::Planar {
         writeln!(

@@ -3,13 +3,13 @@
 //! first, then realigned by selects and funnel shifts; elements at the matrix's
 //! first and last bytes), its register transpose ([`network`]) and the stores of
 //! its columns' words to shared memory; then each warp's funnel-shifted,
-//! whole-word stores of its destination rows.
+//! 16-byte stores of its destination rows, 8 lanes to a row.
 //! Every index is the kernel's expression; this module writes the data path.
 
 use crate::ir::expr::{Expr, Var};
 use crate::ir::guard::Guard;
 use crate::kernel::moves::Move;
-use crate::kernel::realign::{network, network_regs, Realign};
+use crate::kernel::realign::{network, network_regs, Realign, STORE_WORDS};
 use crate::kernel::Kernel;
 use crate::render::body::INDEX_TYPE;
 use crate::render::writer::CWriter;
@@ -230,34 +230,54 @@ fn transpose(w: &mut CWriter, vec: u32) -> fmt::Result {
 }
 
 fn write(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move, inside: bool) -> fmt::Result {
+    let g = &k.spec.geometry;
+    let n = STORE_WORDS;
     let full = mv.pack.as_ref().map_or("0".into(), |p| p.full.c());
     let store = |w: &mut CWriter| {
         writeln!(
             w,
-            "*reinterpret_cast<unsigned*>(&dst[{}]) = v;",
+            "*reinterpret_cast<uint4*>(&dst[{}]) = v;",
             mv.to.index.c()
+        )
+    };
+    let elements = |w: &mut CWriter| {
+        writeln!(w, "const unsigned vw[{n}] = {{v.x, v.y, v.z, v.w}};")?;
+        writeln!(w, "#pragma unroll")?;
+        writeln!(
+            w,
+            "for (unsigned k = 0; k < {}; ++k) if ({}) dst[{}] = ({})(vw[k / {vec}] >> ({} * (k % {vec})));",
+            n * i64::from(g.vec),
+            r.part.c(),
+            r.part_to.c(),
+            g.elem_unit().c_type(),
+            8 * g.elem_bytes,
+            vec = g.vec
         )
     };
     let body = |w: &mut CWriter, lets: &[Expr]| {
         for l in lets {
             decl(w, l)?;
         }
-        writeln!(
-            w,
-            "const unsigned v = __funnelshift_rc({}, tile[{}], {});",
-            mv.from.c(),
-            r.next.c(),
-            r.shift.c()
-        )?;
+        writeln!(w, "unsigned cw[{}];", n + 1)?;
+        for (i, at) in std::iter::once(&mv.from.index).chain(&r.next).enumerate() {
+            writeln!(w, "cw[{i}] = tile[{}];", at.c())?;
+        }
+        writeln!(w, "uint4 v;")?;
+        for (i, f) in ["x", "y", "z", "w"].iter().enumerate() {
+            writeln!(
+                w,
+                "v.{f} = __funnelshift_rc(cw[{i}], cw[{}], {});",
+                i + 1,
+                r.shift.c()
+            )?;
+        }
         if inside {
             return store(w);
         }
         w.block(format_args!("if ({full})"), store)?;
-        w.block(format_args!("else"), |w| {
-            store_elements(w, k, ("v", "k"), &r.part, &r.part_to)
-        })
+        w.block(format_args!("else"), elements)
     };
-    writeln!(w, "#pragma unroll 2")?;
+    writeln!(w, "#pragma unroll")?;
     w.block(
         format_args!("for (unsigned j = 0; j < {}; ++j)", mv.iters),
         |w| {
