@@ -74,27 +74,36 @@ fn realign_unsuited(elem_bytes: u32, shape: &Shape) -> Option<Refusal> {
 
 /// The fewest rows and columns the planner runs a `realign` kernel on.
 ///
-/// 1-byte elements: rows from 512, columns from 33 (past what the tall kernels
-/// take; the thin kernel, up to 40 columns, comes first where the source rows
-/// are one run), against the 64-tile of single bytes (or the 32-tile,
-/// below 64 columns). H100, `bench -- --shape ... --alternatives` (32 to 40
-/// MB, one call, 2026-11-27): 1000001 x 38 0.49 of memcpy against 0.32,
-/// 1290323 x 33 0.44 against 0.28, 600001 x 67 0.60 against 0.42, 310001 x
-/// 129 0.65 against 0.49, 120001 x 333 0.81 against 0.49, 80001 x 511 0.85
-/// against 0.51, batches of 1025 x 130 0.60 against 0.49 and of 600 x 101
-/// 0.64 against 0.54 (8 MB: 125001 x 67 0.79 against 0.58, 16383 x 511 1.03
-/// against 0.83). Fewer rows than 512 stay the tile's, where the two measured
-/// either way (8 MB: 101 x 83001 0.47 against 0.67, 129 x 64999 0.56 against
-/// 0.62, 333 x 25001 0.73 against 0.72; 32 MB: 333 x 120001 0.56 against
-/// 0.34). 2-byte elements: both from 1024, against the skew tile: 364 x 17384
-/// 0.92 against 1.00, 493 x 16259 0.867 against 0.865, 8193 x 511 1.06
-/// against 1.11, 5401 x 777 1.02 against 1.05; from 1024 on it is the faster
-/// (figures in `select::choice::shape_specs`).
+/// 1-byte elements: rows from 257 (fewer gather where the permute planner
+/// gathers them, which outruns this kernel there: 200 x 200001 0.58 of memcpy
+/// against 0.40, 101 x 400001 0.53 against 0.26), columns from 33 (past what
+/// the tall kernels take; the thin kernel, up to 40 columns, comes first where
+/// the source rows are one run), against the 64-tile of single bytes (or the
+/// 32-tile, below 64 columns). H100, `bench -- --shape ... --alternatives` (20
+/// to 40 MB, one call each, 2026-11-27): 257 x 130003 0.46 against 0.37, 300 x
+/// 100001 0.53 against 0.37, 450 x 70001 0.60 against 0.37, 499 x 67001 0.62
+/// against 0.37, 200001 x 129 0.68 against 0.48, 100001 x 300 0.84 against
+/// 0.51, 70001 x 450 0.90 against 0.49 (8 MB: 333 x 25001 0.63 against 0.65).
+/// The earlier kernel (one word stored a lane) on the columns: 1000001 x 38
+/// 0.49 against 0.32, 1290323 x 33 0.44 against 0.28, 600001 x 67 0.60
+/// against 0.42, batches of 1025 x 130 0.60 against 0.49 and of 600 x 101
+/// 0.64 against 0.54.
+///
+/// 2-byte elements: rows from 192 and columns from 96, against the skew tile
+/// (same call): 200 x 75001 0.75 against 0.72, 300 x 50001 0.86 against 0.79,
+/// 513 x 31001 0.90 against 0.80, 999 x 16001 0.95 against 0.82, 150001 x 100
+/// 0.89 against 0.80, 100001 x 130 0.80 against 0.77, 75001 x 200 0.91
+/// against 0.83, 50001 x 300 0.97 against 0.83; below them the skew tile ran
+/// as fast or faster: 150 x 100001 0.65 against 0.67, 230001 x 65 0.74 against
+/// 0.76 (and matrices of up to 128 rows gather: 100 x 150001 0.80, where this
+/// kernel ran 0.54). Calls of 8 MB ran both above their target, the skew tile
+/// the faster (the earlier kernel: 364 x 17384 0.92 against 1.00, 8193 x 511
+/// 1.06 against 1.11).
 pub fn realign_min_sides(elem_bytes: u32) -> (u64, u64) {
     if elem_bytes == 1 {
-        (512, MAX_NARROW + 1)
+        (257, MAX_NARROW + 1)
     } else {
-        (1024, 1024)
+        (192, 96)
     }
 }
 

@@ -254,11 +254,11 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     let thin = (e <= 2).then(|| TransposeSpec::thin(e));
     // Realign for large 1- and 2-byte matrices no vec kernel takes (a side,
     // pitch or stride off 4, or a pointer off its vector; `suit::realign_min_sides`
-    // has the 1-byte figures). 2-byte ones against the skew tile (H100, `bench
-    // --case 4097` and `--random 3 --seed 13` and `21`, one call): 4095 x 4097
-    // 0.975 of memcpy against 0.866, 5884 x 4781 0.936 against 0.816, 2559 x 8954
-    // 0.931 against 0.825, 5008 x 1658 0.890 against 0.824; 1874 x 2699 0.968
-    // against 1.002.
+    // has the figures of its smallest sides). 2-byte ones against the skew tile
+    // (H100, `bench --case 4097` and `--random 3 --seed 13` and `21`, one call,
+    // with one word stored a lane): 4095 x 4097 0.975 of memcpy against 0.866,
+    // 5884 x 4781 0.936 against 0.816, 2559 x 8954 0.931 against 0.825, 5008 x
+    // 1658 0.890 against 0.824; 1874 x 2699 0.968 against 1.002.
     let realign = (e <= 2).then(|| TransposeSpec::realign(e));
     // Padded for both strategies: on 8191 x 8193 f32 the padded skew tile runs at
     // 0.82 of memcpy and the XOR one at 0.74 (H100, tile 32 x 39).
