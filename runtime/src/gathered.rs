@@ -84,8 +84,7 @@ fn plain_gather(shape: &Shape, elem_bytes: u32) -> Option<Arc<Planned>> {
         && !shape.copy
         && shape.outer.n == 0
         && shape.fold == bankfree_gen::ir::shape::Fold::NONE
-        && !shape.is_empty()
-        && !vector_runs(shape, elem_bytes);
+        && !shape.is_empty();
     if !plain {
         return None;
     }
@@ -102,7 +101,8 @@ fn plain_gather(shape: &Shape, elem_bytes: u32) -> Option<Arc<Planned>> {
     };
     let planned = planned(&[rows, cols], &[1, 0], &opts, elem_bytes, Strategy::Xor).ok()?;
     let call = Option::as_ref(&planned)?;
-    (call.kind == Kind::Gather && call.unit == 1).then_some(planned.clone())
+    let gathers = call.kind == Kind::Gather && call.unit == 1;
+    (gathers && !vector_runs(shape, elem_bytes)).then_some(planned.clone())
 }
 
 #[cfg(test)]

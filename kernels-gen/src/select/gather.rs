@@ -28,6 +28,7 @@ use crate::ir::expr::MAX_OUTER;
 use crate::ir::shape::{Axis, Fold, Outer, Shape};
 use crate::kernel::geometry::{Form, Geometry, SMALL_MAX_ELEMS, SMALL_WIDE_MAX_ELEMS};
 use crate::kernel::spec::{Strategy, TransposeSpec};
+use crate::memo::Memo;
 use crate::select::choice::{fast_variant, shape_specs};
 
 /// The shape of a gather over merged `axes`, where a `small` kernel takes it:
@@ -275,14 +276,21 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
 /// 1-element tiles, never against a vector kernel, so a `tile = auto` function
 /// keeps its list for such a matrix (`bankfree::permute` of the same call
 /// follows the gather rules alone).
+///
+/// A `tile = auto` call asks on every launch, so each (shape, element size) is
+/// decided once per process (the decision builds and checks the list's specs:
+/// about 2 us).
 pub fn vector_runs(shape: &Shape, elem_bytes: u32) -> bool {
-    let Ok(base) = TransposeSpec::new(32, elem_bytes, Strategy::Xor) else {
-        return false;
-    };
-    let takes = |g: &Geometry| refusal(g, shape).is_none() && unsuited(g, shape).is_none();
-    shape.fold == Fold::NONE
-        && !shape_specs(&base).iter().any(|s| takes(&s.geometry))
-        && fast_variant(&base).is_some_and(|v| v.geometry.vec > 1 && takes(&v.geometry))
+    static RUNS: Memo<(Shape, u32), bool> = Memo::new(1 << 12);
+    *RUNS.get_or_insert_with(&(*shape, elem_bytes), || {
+        let Ok(base) = TransposeSpec::new(32, elem_bytes, Strategy::Xor) else {
+            return false;
+        };
+        let takes = |g: &Geometry| refusal(g, shape).is_none() && unsuited(g, shape).is_none();
+        shape.fold == Fold::NONE
+            && !shape_specs(&base).iter().any(|s| takes(&s.geometry))
+            && fast_variant(&base).is_some_and(|v| v.geometry.vec > 1 && takes(&v.geometry))
+    })
 }
 
 /// Whether a copy of `shape` runs faster as a gather: where its widest copy
