@@ -71,15 +71,16 @@ pub const WRITE_COLS: i64 = 4;
 pub const STORE_WORDS: i64 = 4;
 
 /// The blocks of a `realign` kernel that its launch bounds ask to keep on an SM
-/// at once: 4 for 1-byte elements (48 registers on sm_80 and sm_90, where it
-/// would take 64 and 3 blocks unbounded; the 64-bit build spills 28 bytes on
-/// sm_80), 6 for 2-byte ones (32 registers, none spilled on sm_80 or sm_90).
-/// sm_75 holds 3 blocks of 320 threads whatever the bound.
-pub fn realign_min_blocks(elem_bytes: u32) -> u32 {
-    if elem_bytes == 1 {
-        4
-    } else {
-        6
+/// at once, per index build: the most at which it spills on none of sm_75,
+/// sm_80 and sm_90. 1-byte elements: 4 in the 32-bit build (48 registers on
+/// sm_80 and sm_90, where it would take 64 and 3 blocks unbounded), 3 in the
+/// 64-bit one (at 4 it spilled 28 bytes on sm_80). 2-byte elements: 6 in both
+/// (32 registers). sm_75 holds 3 blocks of 320 threads whatever the bound.
+pub fn realign_min_blocks(elem_bytes: u32, index64: bool) -> u32 {
+    match (elem_bytes, index64) {
+        (1, false) => 4,
+        (1, true) => 3,
+        _ => 6,
     }
 }
 

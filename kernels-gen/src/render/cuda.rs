@@ -80,8 +80,8 @@ fn write_entry(w: &mut CWriter, k: &Kernel) -> fmt::Result {
             g.vec
         )?;
     }
-    // A thin or squat kernel names its blocks per SM, per index build
-    // (`thin_min_blocks`, `squat_min_blocks`).
+    // A thin, squat or realign kernel names its blocks per SM, per index build
+    // (`thin_min_blocks`, `squat_min_blocks`, `realign_min_blocks`).
     let t = g.threads();
     let eb = g.elem_bytes;
     let min_blocks = |w, index64| {
@@ -91,13 +91,16 @@ fn write_entry(w: &mut CWriter, k: &Kernel) -> fmt::Result {
             thin_min_blocks(w, index64)
         }
     };
+    let per_build = |wide: u32, narrow: u32| {
+        format!(
+            "\n#ifdef {INDEX64_DEFINE}\n__launch_bounds__({t}, {wide})\n#else\n__launch_bounds__({t}, {narrow})\n#endif\n"
+        )
+    };
     let bounds = match k.width {
-        Some(c) => format!(
-            "\n#ifdef {INDEX64_DEFINE}\n__launch_bounds__({t}, {})\n#else\n__launch_bounds__({t}, {})\n#endif\n",
-            min_blocks(c, true),
-            min_blocks(c, false)
-        ),
-        None if g.realigns() => format!(" __launch_bounds__({t}, {})\n", realign_min_blocks(eb)),
+        Some(c) => per_build(min_blocks(c, true), min_blocks(c, false)),
+        None if g.realigns() => {
+            per_build(realign_min_blocks(eb, true), realign_min_blocks(eb, false))
+        }
         None => format!(" __launch_bounds__({t})\n"),
     };
     writeln!(w, "extern \"C\" __global__ void{bounds}{name}(")?;
