@@ -118,12 +118,12 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
             let side = i64::from(g.tile_elems());
             let sector = i64::from(g.sector_elems());
             let tiles_x = Expr::named("tiles_x", (v(Var::Cols) + (side - 1)) / side);
-            let tiles_y = (v(Var::Rows) + (sector - 1) + (side - 1)) / side;
+            let tiles_y = Expr::named("tiles_y", (v(Var::Rows) + (sector - 1) + (side - 1)) / side);
             let ntiles = Expr::named("ntiles", tiles_x.clone() * tiles_y.clone());
-            let lets = vec![tiles_x.clone(), ntiles.clone()];
+            let lets = vec![tiles_x.clone(), tiles_y.clone(), ntiles.clone()];
             Tiling {
                 tiles_x,
-                tiles_y: Expr::named("tiles_y", tiles_y),
+                tiles_y,
                 ..Tiling::new(lets, ntiles.clone(), Less(v(Var::Tile), ntiles))
             }
         }
