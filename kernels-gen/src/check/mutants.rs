@@ -81,3 +81,39 @@ fn the_simulator_catches_an_interior_guard_that_lets_an_edge_tile_in() {
         }
     }
 }
+
+#[test]
+fn the_analyzer_needs_the_realign_rotation_and_the_simulator_does_not() {
+    use crate::check::analysis::analyze;
+    use crate::hw::bank::Model;
+    use crate::ir::expr::{Expr, Var};
+    use crate::kernel::geometry::REALIGN_PITCH;
+    for e in [1u32, 2] {
+        let good = Kernel::build(TransposeSpec::realign(e).expect("valid")).expect("builds");
+        assert!(analyze(&good, Model::Hopper).conflict_free, "{e}-byte");
+        // The same layout without the rotation: words at `shared(c, w)` as they are.
+        let mut bad = good.clone();
+        let at = |c: Expr, w: Expr| good.layout.shared_index(REALIGN_PITCH, c, w);
+        let (c, b1) = (good.moves[1].lets[1].clone(), good.moves[1].lets[5].clone());
+        bad.moves[1].from.index = at(c.clone(), b1.clone());
+        let cpl = i64::from(good.spec.geometry.realign_cols());
+        if let Some(r) = bad.realign.as_deref_mut() {
+            r.next = (1..=4).map(|i| at(c.clone(), b1.clone() + i)).collect();
+            let (l, band) = (r.lane[0].clone(), r.lane[1].clone());
+            bad.moves[0].to.index = at(l * cpl + Expr::var(Var::K), band);
+        }
+        // It still transposes right: the rotation only moves words within a
+        // column, the same way for its store and its loads.
+        let side = u64::from(good.spec.geometry.tile_elems());
+        let shape = Shape::new(3 * side + 7, 2 * side + 5);
+        let n = (shape.rows * shape.cols) as usize * e as usize;
+        let src: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
+        let (mut want, mut got) = (vec![0u8; n], vec![0u8; n]);
+        sim::reference(&shape, e as usize, &src, &mut want).expect("reference");
+        sim::run(&bad, &shape, &src, &mut got, None).expect("the mutant runs");
+        assert_eq!(got, want, "{e}-byte");
+        // But the 4 rows a warp writes read the same banks.
+        let report = analyze(&bad, Model::Hopper);
+        assert!(!report.conflict_free, "{e}-byte: {}", report.verdict());
+    }
+}
