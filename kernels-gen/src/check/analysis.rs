@@ -6,7 +6,8 @@
 //! switched off where the kernel's guards say so: edge tiles only switch more lanes
 //! off, which never adds wavefronts in either model. Parameters that move shared
 //! addresses are tried at every value that matters: a `skew` kernel's `dst_ld` and
-//! `dst_off` at every residue modulo the sector, a narrow kernel's narrow side at
+//! `dst_off` at every residue modulo the sector, a `realign` kernel's at every
+//! residue of each beside the other's first, a narrow kernel's narrow side at
 //! every width from 1 to 32.
 //!
 //! ```

@@ -106,17 +106,18 @@ pub struct Realign {
     pub col: Guard,
     /// Its element: `x + Var::K`.
     pub elem: Expr,
-    /// `sh`: the funnel shift (`__funnelshift_rc(tile[b1], tile[b1 + 1], sh)`)
-    /// that makes the lane's word of that row: the last `ts % vec` elements of
-    /// word `b1`, then the first of word `b1 + 1` (`8 * elem_bytes * (vec - ts %
-    /// vec)` bits; all of word `b1 + 1` where `ts % vec = 0`).
+    /// `sh`: the funnel shift (`__funnelshift_rc(cw[i], cw[i + 1], sh)`, of the
+    /// column's words `b1 + i` and `b1 + i + 1`) that makes word `i` of the
+    /// lane's 16 bytes: the last `ts % vec` elements of word `b1 + i`, then the
+    /// first of the next (`8 * elem_bytes * (vec - ts % vec)` bits; all of the
+    /// next where `ts % vec = 0`).
     pub shift: Expr,
     /// The shared indices of words `b1 + 1 ..= b1 + 4` (the write move's
     /// `from` is word `b1`): the lane's 16 bytes are funnel-shifted from these
     /// five.
     pub next: Vec<Expr>,
-    /// Destination element `Var::K` of a word stored element by element lies in
-    /// the matrix.
+    /// Destination element `Var::K` of a 16-byte vector stored element by
+    /// element lies in the matrix.
     pub part: Guard,
     /// Its index.
     pub part_to: Expr,
@@ -130,9 +131,9 @@ pub struct Realign {
     /// end before the last row, tile columns whose `side` columns are all in
     /// the matrix.
     pub interior: Guard,
-    /// What remains of the write move's guard in an interior tile: the step
-    /// past the tile's last destination row where `block_rows` does not divide
-    /// it.
+    /// What remains of the write move's guard in an interior tile: the steps
+    /// past the tile's last group of 4 destination rows where `block_rows` does
+    /// not divide the groups.
     pub steps: Guard,
 }
 

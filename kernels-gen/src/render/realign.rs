@@ -229,6 +229,9 @@ fn transpose(w: &mut CWriter, vec: u32) -> fmt::Result {
     })
 }
 
+/// The `uint4` fields a lane's [`STORE_WORDS`] words go to, in order.
+const FIELDS: [&str; STORE_WORDS as usize] = ["x", "y", "z", "w"];
+
 fn write(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move, inside: bool) -> fmt::Result {
     let g = &k.spec.geometry;
     let n = STORE_WORDS;
@@ -241,7 +244,8 @@ fn write(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move, inside: bool) -> f
         )
     };
     let elements = |w: &mut CWriter| {
-        writeln!(w, "const unsigned vw[{n}] = {{v.x, v.y, v.z, v.w}};")?;
+        let words: Vec<String> = FIELDS.iter().map(|f| format!("v.{f}")).collect();
+        writeln!(w, "const unsigned vw[{n}] = {{{}}};", words.join(", "))?;
         writeln!(w, "#pragma unroll")?;
         writeln!(
             w,
@@ -263,7 +267,7 @@ fn write(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move, inside: bool) -> f
             writeln!(w, "cw[{i}] = tile[{}];", at.c())?;
         }
         writeln!(w, "uint4 v;")?;
-        for (i, f) in ["x", "y", "z", "w"].iter().enumerate() {
+        for (i, f) in FIELDS.iter().enumerate() {
             writeln!(
                 w,
                 "v.{f} = __funnelshift_rc(cw[{i}], cw[{}], {});",

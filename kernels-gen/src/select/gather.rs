@@ -277,8 +277,8 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
 /// keeps its list for such a matrix (`bankfree::permute` of the same call
 /// follows the gather rules alone).
 ///
-/// A `tile = auto` call asks on every launch, so each (shape, element size) is
-/// decided once per process (the decision builds and checks the list's specs:
+/// A `tile = auto` call that the planner gathers asks on every launch, so each
+/// (shape, element size) is decided once per process (the decision builds and checks the list's specs:
 /// about 2 us).
 pub fn vector_runs(shape: &Shape, elem_bytes: u32) -> bool {
     static RUNS: Memo<(Shape, u32), bool> = Memo::new(1 << 12);
