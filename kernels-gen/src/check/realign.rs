@@ -89,28 +89,33 @@ fn read(kernel: &Kernel, r: &Realign, s: &mut State<'_>, env: &mut Env) -> Resul
             if !s.holds(&row_in, "source row", env)? {
                 continue;
             }
-            if s.holds(&fast, "16-byte vector", env)? {
+            // As the emitted edge body: a row outside the vectors' span has its
+            // elements gathered in order into the first vector's words, and is
+            // realigned by a phase of 0.
+            let (wv, sb) = if s.holds(&fast, "16-byte vector", env)? {
                 let v0 = s.vector(vecs[0].eval(env)?)?;
                 let v1 = s.vector(vecs[1].eval(env)?)?;
-                let wv = [v0, v1].concat();
                 let sb = phase.eval(env)? as u32 * g.elem_bytes;
-                let z: Vec<u32> = (0..6)
-                    .map(|i| wv[if sb & 8 != 0 { i + 2 } else { i }])
-                    .collect();
-                let y: Vec<u32> = (0..5)
-                    .map(|i| z[if sb & 4 != 0 { i + 1 } else { i }])
-                    .collect();
-                for (i, w) in words.iter_mut().enumerate() {
-                    *w = funnelshift_r(y[i], y[i + 1], 8 * (sb & 3));
-                }
+                ([v0, v1].concat(), sb)
             } else {
+                let mut wv = vec![0u32; 8];
                 for c in 0..cols {
                     env.set(Var::K, c as i64);
                     if col_in.eval(env)? {
                         let e = s.element(elem.eval(env)?)?;
-                        words[c / vec] |= e << (8 * g.elem_bytes as usize * (c % vec));
+                        wv[c / vec] |= e << (8 * g.elem_bytes as usize * (c % vec));
                     }
                 }
+                (wv, 0)
+            };
+            let z: Vec<u32> = (0..6)
+                .map(|i| wv[if sb & 8 != 0 { i + 2 } else { i }])
+                .collect();
+            let y: Vec<u32> = (0..5)
+                .map(|i| z[if sb & 4 != 0 { i + 1 } else { i }])
+                .collect();
+            for (i, w) in words.iter_mut().enumerate() {
+                *w = funnelshift_r(y[i], y[i + 1], 8 * (sb & 3));
             }
         }
         for i in 0..4 {

@@ -74,13 +74,16 @@ pub const STORE_WORDS: i64 = 4;
 /// at once, per index build: the most at which it spills on none of sm_75,
 /// sm_80 and sm_90. 1-byte elements: 4 in the 32-bit build (48 registers on
 /// sm_80 and sm_90, where it would take 64 and 3 blocks unbounded), 3 in the
-/// 64-bit one (at 4 it spilled 28 bytes on sm_80). 2-byte elements: 6 in both
-/// (32 registers). sm_75 holds 3 blocks of 320 threads whatever the bound.
+/// 64-bit one (at 4 it spilled 28 bytes on sm_80). 2-byte elements: 6 in the
+/// 32-bit build (32 registers), 4 in the 64-bit one (47 registers; at 5 and 6
+/// it spilled 16 bytes on sm_80 and sm_90 once edge tiles issue all their
+/// loads first). sm_75 holds 3 blocks of 320 threads whatever the bound.
 pub fn realign_min_blocks(elem_bytes: u32, index64: bool) -> u32 {
     match (elem_bytes, index64) {
         (1, false) => 4,
         (1, true) => 3,
-        _ => 6,
+        (_, false) => 6,
+        (_, true) => 4,
     }
 }
 
@@ -190,17 +193,15 @@ pub(crate) fn realign_moves(
     let cpl = i64::from(g.realign_cols());
     let side = i64::from(g.tile_elems());
     let sector = i64::from(g.sector_elems());
-    // A 1-byte kernel takes its last row of tiles first: those are edge
-    // tiles, which read their rows one at a time, and run last they left the
-    // grid a tail (H100, CuPy over the emitted kernel, one call: 2115 x 7581
-    // u8 0.78 of memcpy against 0.74, 19731 x 1336 0.87 against 0.83, 8191 x
-    // 8193 0.89 against 0.88; 2-byte ones ran 0.01 to 0.03 slower so).
+    // The kernel takes its last row of tiles first: those are edge tiles,
+    // which check every row, vector and store, and run last they left the
+    // grid a tail (H100, CuPy over the emitted kernels captured in a graph,
+    // one call, against taking the rows in order: 1-byte 2115 x 7581 0.97 of
+    // memcpy against 0.87, 4097 x 4095 1.00 against 0.92, 19731 x 1336 1.05
+    // against 0.99; 2-byte 193 x 50001 0.79 against 0.71, matrices of 1024
+    // rows and more within 0.01).
     let row = v(Var::Tile) / t.tiles_x.clone();
-    let tile_r = if g.elem_bytes == 1 {
-        Expr::named("tile_r", (row + t.tiles_y.clone() - 1) % t.tiles_y.clone())
-    } else {
-        Expr::named("tile_r", row)
-    };
+    let tile_r = Expr::named("tile_r", (row + t.tiles_y.clone() - 1) % t.tiles_y.clone());
     let tile_c = Expr::named("tile_c", v(Var::Tile) % t.tiles_x.clone());
     let tile_lets = vec![tile_r.clone(), tile_c.clone()];
     // Why these imply every guard: rows `rp` run from `tile_r * side >= side`

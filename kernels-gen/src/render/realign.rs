@@ -92,37 +92,39 @@ fn interior_rows(w: &mut CWriter, r: &Realign, eb: u32, vec: u32) -> fmt::Result
     writeln!(w, "#pragma unroll")?;
     w.block(format_args!("{each_row}"), |w| {
         row_lets(w, r)?;
-        vectors(w, r, eb)
+        vectors(w, r, eb, None)
     })
 }
 
-/// An edge tile's rows one at a time (fewer values live at once, so the kernel
-/// keeps the registers of its interior body): the two vectors where they lie in
-/// the matrix, else element by element.
+/// An edge tile's rows, every row's loads issued before any is used, like an
+/// interior tile's: the two vectors where they lie in the matrix; elsewhere the
+/// row's elements loaded one by one into the first vector's words (none for a
+/// row outside the matrix), which the realignment then takes unshifted. The
+/// elements are gathered inside the load loop and the vectors realigned after
+/// it, so no row's gathered words wait on the rows after it, and the kernel
+/// keeps its interior body's registers.
 fn edge_rows(w: &mut CWriter, r: &Realign, eb: u32, vec: u32, cols: u32) -> fmt::Result {
     let rows = Var::Row.c_name();
+    let each_row = format!("for (unsigned {rows} = 0; {rows} < {vec}; ++{rows})");
+    let fast = format!("{} && {}", r.inside.c(), r.fast.c());
     writeln!(w, "#pragma unroll")?;
-    w.block(
-        format_args!("for (unsigned {rows} = 0; {rows} < {vec}; ++{rows})"),
-        |w| {
-            writeln!(
-                w,
-                "rw[{rows}][0] = rw[{rows}][1] = rw[{rows}][2] = rw[{rows}][3] = 0u;"
-            )?;
-            row_lets(w, r)?;
-            w.block(
-                format_args!("if ({} && {})", r.inside.c(), r.fast.c()),
-                |w| {
-                    loads(w, r)?;
-                    vectors(w, r, eb)
-                },
-            )?;
-            w.block(format_args!("else if ({})", r.inside.c()), |w| {
-                let words = format!("rw[{rows}]");
-                gather_elements(w, (cols, vec, eb), &r.col, &r.elem, &words)
-            })
-        },
-    )
+    w.block(format_args!("{each_row}"), |w| {
+        row_lets(w, r)?;
+        w.block(format_args!("if ({fast})"), |w| loads(w, r))?;
+        w.block(format_args!("else"), |w| {
+            writeln!(w, "unsigned g[4] = {{0u, 0u, 0u, 0u}};")?;
+            w.block(format_args!("if ({})", r.inside.c()), |w| {
+                gather_elements(w, (cols, vec, eb), &r.col, &r.elem, "g")
+            })?;
+            writeln!(w, "va[{rows}] = make_uint4(g[0], g[1], g[2], g[3]);")?;
+            writeln!(w, "vb[{rows}] = make_uint4(0u, 0u, 0u, 0u);")
+        })
+    })?;
+    writeln!(w, "#pragma unroll")?;
+    w.block(format_args!("{each_row}"), |w| {
+        row_lets(w, r)?;
+        vectors(w, r, eb, Some(&fast))
+    })
 }
 
 /// Element `k` of `n` (`vec` to a word) loaded alone where `guard` holds and
@@ -182,14 +184,20 @@ pub(crate) fn network_steps(w: &mut CWriter, vec: u32) -> fmt::Result {
 }
 
 /// The row's 16 bytes from the two aligned vectors around them: select by the
-/// phase's 8- and 4-byte bits, then funnel-shift by its last 2 bits.
-fn vectors(w: &mut CWriter, r: &Realign, eb: u32) -> fmt::Result {
+/// phase's 8- and 4-byte bits, then funnel-shift by its last 2 bits; where
+/// `loaded` is given and false, the row's words are the first vector's as they
+/// are (its elements gathered in order).
+fn vectors(w: &mut CWriter, r: &Realign, eb: u32, loaded: Option<&str>) -> fmt::Result {
     let rows = Var::Row.c_name();
     writeln!(
         w,
         "const unsigned wv[8] = {{va[{rows}].x, va[{rows}].y, va[{rows}].z, va[{rows}].w, vb[{rows}].x, vb[{rows}].y, vb[{rows}].z, vb[{rows}].w}};"
     )?;
-    writeln!(w, "const unsigned sb = {} * {eb}u;", r.phase.c())?;
+    let sb = format!("{} * {eb}u", r.phase.c());
+    match loaded {
+        Some(l) => writeln!(w, "const unsigned sb = ({l}) ? {sb} : 0u;")?,
+        None => writeln!(w, "const unsigned sb = {sb};")?,
+    }
     writeln!(w, "unsigned z[6], y[5];")?;
     writeln!(w, "#pragma unroll")?;
     writeln!(
