@@ -193,15 +193,21 @@ pub(crate) fn realign_moves(
     let cpl = i64::from(g.realign_cols());
     let side = i64::from(g.tile_elems());
     let sector = i64::from(g.sector_elems());
-    // The kernel takes its last row of tiles first: those are edge tiles,
-    // which check every row, vector and store, and run last they left the
-    // grid a tail (H100, CuPy over the emitted kernels captured in a graph,
-    // one call, against taking the rows in order: 1-byte 2115 x 7581 0.97 of
-    // memcpy against 0.87, 4097 x 4095 1.00 against 0.92, 19731 x 1336 1.05
-    // against 0.99; 2-byte 193 x 50001 0.79 against 0.71, matrices of 1024
-    // rows and more within 0.01).
+    // A 1-byte kernel takes its last row of tiles first: those are edge
+    // tiles, which check every row, vector and store, and run last they left
+    // the grid a tail (CuPy over the emitted kernels captured in a graph, one
+    // call, against taking the rows in order: H100 2115 x 7581 0.97 of memcpy
+    // against 0.87, 4097 x 4095 1.00 against 0.92, 19731 x 1336 1.05 against
+    // 0.99; H200 2115 x 7581 0.98 against 0.86, 4097 x 4095 1.00 against
+    // 0.92). A 2-byte kernel keeps the order: matrices of 1024 rows and more
+    // ran within 0.01 either way on the H100 and 0.02 slower so on the H200,
+    // where only short ones such as 193 x 50001 gained (0.80 against 0.76).
     let row = v(Var::Tile) / t.tiles_x.clone();
-    let tile_r = Expr::named("tile_r", (row + t.tiles_y.clone() - 1) % t.tiles_y.clone());
+    let tile_r = if g.elem_bytes == 1 {
+        Expr::named("tile_r", (row + t.tiles_y.clone() - 1) % t.tiles_y.clone())
+    } else {
+        Expr::named("tile_r", row)
+    };
     let tile_c = Expr::named("tile_c", v(Var::Tile) % t.tiles_x.clone());
     let tile_lets = vec![tile_r.clone(), tile_c.clone()];
     // Why these imply every guard: rows `rp` run from `tile_r * side >= side`
