@@ -149,21 +149,31 @@ pub(crate) fn gather_elements(
     })
 }
 
-/// The word `value` stored element by element (`k` of its `vec`, named
-/// `name`) where `guard` holds: a word kernel's store at the matrix's ends.
+/// The `words` 32-bit words of `value` (a word, or an array of them) stored
+/// element by element (`vec` to a word, the loop variable named `name`) where
+/// `guard` holds: a word kernel's store at the matrix's ends.
 pub(crate) fn store_elements(
     w: &mut CWriter,
     k: &Kernel,
-    (value, name): (&str, &str),
+    (value, name, words): (&str, &str, u32),
     guard: &Guard,
     index: &Expr,
 ) -> fmt::Result {
     let g = &k.spec.geometry;
     let (vec, elem) = (g.vec, g.elem_unit().c_type());
+    let (word, at) = if words == 1 {
+        (value.to_string(), name.to_string())
+    } else {
+        (
+            format!("{value}[{name} / {vec}]"),
+            format!("({name} % {vec})"),
+        )
+    };
     writeln!(w, "#pragma unroll")?;
     writeln!(
         w,
-        "for (unsigned {name} = 0; {name} < {vec}; ++{name}) if ({}) dst[{}] = ({elem})({value} >> ({} * {name}));",
+        "for (unsigned {name} = 0; {name} < {}; ++{name}) if ({}) dst[{}] = ({elem})({word} >> ({} * {at}));",
+        words * vec,
         guard.c(),
         index.c(),
         8 * g.elem_bytes
@@ -241,7 +251,6 @@ fn transpose(w: &mut CWriter, vec: u32) -> fmt::Result {
 const FIELDS: [&str; STORE_WORDS as usize] = ["x", "y", "z", "w"];
 
 fn write(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move, inside: bool) -> fmt::Result {
-    let g = &k.spec.geometry;
     let n = STORE_WORDS;
     let full = mv.pack.as_ref().map_or("0".into(), |p| p.full.c());
     let store = |w: &mut CWriter| {
@@ -254,17 +263,7 @@ fn write(w: &mut CWriter, k: &Kernel, r: &Realign, mv: &Move, inside: bool) -> f
     let elements = |w: &mut CWriter| {
         let words: Vec<String> = FIELDS.iter().map(|f| format!("v.{f}")).collect();
         writeln!(w, "const unsigned vw[{n}] = {{{}}};", words.join(", "))?;
-        writeln!(w, "#pragma unroll")?;
-        writeln!(
-            w,
-            "for (unsigned k = 0; k < {}; ++k) if ({}) dst[{}] = ({})(vw[k / {vec}] >> ({} * (k % {vec})));",
-            n * i64::from(g.vec),
-            r.part.c(),
-            r.part_to.c(),
-            g.elem_unit().c_type(),
-            8 * g.elem_bytes,
-            vec = g.vec
-        )
+        store_elements(w, k, ("vw", "k", n as u32), &r.part, &r.part_to)
     };
     let body = |w: &mut CWriter, lets: &[Expr]| {
         for l in lets {

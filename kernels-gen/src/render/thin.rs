@@ -181,7 +181,7 @@ fn columns(w: &mut CWriter, k: &Kernel, t: &Thin, cols: u32) -> fmt::Result {
                                 writeln!(w, "{whole}")
                             })?;
                             w.block(format_args!("else"), |w| {
-                                store_elements(w, k, ("wv", rk), &t.part, &t.part_to)
+                                store_elements(w, k, ("wv", rk, 1), &t.part, &t.part_to)
                             })
                         })
                     })

@@ -278,8 +278,8 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
 /// follows the gather rules alone).
 ///
 /// A `tile = auto` call that the planner gathers asks on every launch, so each
-/// (shape, element size) is decided once per process (the decision builds and checks the list's specs:
-/// about 2 us).
+/// (shape, element size) is decided once per process (the decision builds and
+/// checks the list's specs: about 2 us).
 pub fn vector_runs(shape: &Shape, elem_bytes: u32) -> bool {
     static RUNS: Memo<(Shape, u32), bool> = Memo::new(1 << 12);
     *RUNS.get_or_insert_with(&(*shape, elem_bytes), || {
