@@ -3,7 +3,8 @@
 //! pitched (with gaps) and offset-view cases; and the skew, tall and wide kernels on
 //! the same shapes and on narrow ones (sides 1 to 32, batched, pitched, offset), the
 //! planar kernels on rows in blocks of 16 bytes, the realign kernels on odd sides,
-//! pitches and views. Random inputs, the output poisoned before every run, every
+//! pitches and views, and on a matrix wide enough that they take its tiles down
+//! the columns. Random inputs, the output poisoned before every run, every
 //! element of the destination buffer compared bit-exact. Run on a GPU with
 //! `--include-ignored` (`BANKFREE_MATRIX_ONLY=_tall,_wide` runs the kernels whose
 //! entry names contain one of those parts, with the rest of the list;
@@ -207,8 +208,10 @@ fn shapes() -> Vec<(&'static str, Shape, usize)> {
             1,
         ),
         ("batch 9 of 67x45", Shape::batched(9, 67, 45), 0),
-        // 1-byte realign kernels run long sources of 33 to 511 columns too.
+        // 1-byte realign kernels run long sources of 33 to 511 columns too;
+        // with many tiles across, they take them down the columns.
         ("offset views odd 3001x67", Shape::new(3001, 67), 5),
+        ("offset views odd 37x8999", Shape::new(37, 8999), 3),
     ]
 }
 

@@ -12,7 +12,8 @@ use bankfree_gen::check::sim::{Grid, Offsets};
 use bankfree_gen::check::suit::{kernel_suits_at, realign_min_sides, unsuited};
 use bankfree_gen::ir::shape::{Axis, Outer};
 use bankfree_gen::kernel::geometry::Quotients;
-use bankfree_gen::{Form, Kernel, Model, Shape, Strategy, TransposeSpec};
+use bankfree_gen::kernel::order::TileOrder;
+use bankfree_gen::{emit, Form, Kernel, Model, Shape, Strategy, TransposeSpec};
 use common::check_at;
 
 /// [`check_at`] over this file's noise.
@@ -100,6 +101,49 @@ fn realign_kernels_cover_every_element_once() {
         check(&outer, &s, Offsets { src: 3, dst: 1 }, false, None);
     }
     assert!(ran >= 2 * 10 * 32, "only {ran} runs");
+}
+
+/// Taking its tiles down the columns, a realign kernel moves the same tiles:
+/// every shape at source phases across a vector and both ends of a word on
+/// the destination, in both builds, and with fewer blocks than tiles.
+#[test]
+fn realign_kernels_down_the_columns_cover_every_element_once() {
+    let mut ran = 0;
+    for e in [1u32, 2] {
+        let rows = Kernel::build(TransposeSpec::realign(e).expect("valid")).expect("builds");
+        let kernel = rows
+            .with_order(TileOrder::Columns)
+            .expect("realign takes both");
+        assert!(
+            kernel.entry_name().ends_with("_tc"),
+            "{}",
+            kernel.entry_name()
+        );
+        assert_ne!(emit(&kernel), emit(&rows));
+        assert!(kernel.analyze(Model::Hopper).conflict_free, "{e}-byte");
+        let per = u64::from(16 / e);
+        let mut interior = 0;
+        for shape in shapes() {
+            for (src, dst) in [(0, 0), (1, 3), (per - 1, 1)] {
+                let at = Offsets { src, dst };
+                interior += check(&kernel, &shape, at, false, None);
+                if proven(&kernel.spec().geometry, &shape) {
+                    check(&kernel, &shape, at, true, None);
+                }
+                ran += 1;
+            }
+        }
+        assert!(interior > 0, "{e}-byte: no interior tile");
+        let grid = Some(Grid { x: 3, y: 2 });
+        check(
+            &kernel,
+            &Shape::batched(3, 300, 261),
+            Offsets { src: 5, dst: 3 },
+            true,
+            grid,
+        );
+    }
+    assert!(ran >= 2 * 10 * 3, "only {ran} runs");
 }
 
 #[test]

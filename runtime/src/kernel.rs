@@ -45,6 +45,9 @@ pub struct KernelSource {
     /// ([`KernelSource::for_width`]), indexed by the width: made on first use
     /// and shared by clones (empty for every other kernel).
     widths: Arc<[OnceLock<Option<KernelSource>>]>,
+    /// A `realign` kernel's twin that takes its tiles down the columns
+    /// ([`KernelSource::in_order`]), made on first use and shared by clones.
+    columns: Arc<OnceLock<Option<KernelSource>>>,
 }
 
 impl PartialEq for KernelSource {
@@ -125,6 +128,7 @@ impl KernelSource {
             build64: Arc::default(),
             kernel: None,
             twins: Arc::default(),
+            columns: Arc::default(),
             widths: if geometry.has_widths() {
                 (0..=THIN_MAX_COLS.max(u64::from(SQUAT_MAX_ROWS)))
                     .map(|_| OnceLock::new())
@@ -262,6 +266,35 @@ impl KernelSource {
         })
         .as_ref()
         .unwrap_or(self)
+    }
+
+    /// This kernel taking its tiles in the order `order` gives
+    /// (`bankfree_gen::select::device::realign_order`, asked only here): a
+    /// `realign` kernel built along the rows becomes its twin down the columns
+    /// where that order is [`TileOrder::Columns`] (the 64-bit build's, for a
+    /// 64-bit build); any other kernel, and one vouched for by
+    /// [`KernelSource::from_parts`], runs as it is.
+    pub(crate) fn in_order(&self, order: impl FnOnce() -> TileOrder) -> &KernelSource {
+        let Some(k) = &self.kernel else {
+            return self;
+        };
+        if !self.geometry.realigns() || k.order() != TileOrder::Rows {
+            return self;
+        }
+        if order() != TileOrder::Columns {
+            return self;
+        }
+        self.columns
+            .get_or_init(|| {
+                let one = KernelSource::from_kernel(&k.with_order(TileOrder::Columns).ok()?);
+                Some(if self.index64 {
+                    one.index64().clone()
+                } else {
+                    one
+                })
+            })
+            .as_ref()
+            .unwrap_or(self)
     }
 
     /// The 64-bit build of this kernel: the same source compiled with

@@ -11,7 +11,9 @@ use bankfree_gen::check::index32;
 use bankfree_gen::check::suit::kernel_suits_at;
 use bankfree_gen::kernel::geometry::elem_align;
 use bankfree_gen::kernel::launch::{launch, Launch};
+use bankfree_gen::kernel::order::TileOrder;
 use bankfree_gen::kernel::squat::SQUAT_BLOCKS_PER_SM;
+use bankfree_gen::select::device::realign_order;
 use bankfree_gen::Shape;
 use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DeviceSlice, LaunchArgs, LaunchConfig,
@@ -393,11 +395,22 @@ where
     let kernel = kernel
         .for_gpu(|| crate::device::class(ctx))
         .for_width(width);
-    let kernel = if kernel.is_index64() || index32::runs(kernel.geometry(), shape) {
-        kernel
-    } else {
-        kernel.index64()
-    };
+    // A squat kernel's blocks take several tiles each (`SQUAT_BLOCKS_PER_SM`), and
+    // so do a capped call's; a realign kernel's tile order depends on how many
+    // of its blocks the GPU holds at once. No other launch asks for the SM count.
+    let sms = || device::sm_count(ctx);
+    let wide = !kernel.is_index64() && !index32::runs(kernel.geometry(), shape);
+    let kernel = kernel.in_order(|| {
+        sms().map_or(TileOrder::Rows, |n| {
+            realign_order(
+                kernel.geometry(),
+                wide || kernel.is_index64(),
+                shape.cols,
+                n,
+            )
+        })
+    });
+    let kernel = if wide { kernel.index64() } else { kernel };
     let loaded = cache::function(ctx, kernel)?;
     let l = launch(
         kernel.geometry(),
@@ -406,9 +419,6 @@ where
         shape.rows,
         shape.cols,
     );
-    // A squat kernel's blocks take several tiles each (`SQUAT_BLOCKS_PER_SM`), and
-    // so do a capped call's; no other launch asks for the SM count.
-    let sms = || device::sm_count(ctx);
     let grid_x = match kernel.geometry().squats().then(sms).flatten() {
         Some(sms) => l.grid[0].min(SQUAT_BLOCKS_PER_SM.saturating_mul(sms)),
         None => l.grid[0],

@@ -395,10 +395,12 @@ fn calls_past_two_to_the_32_elements_run_the_64_bit_build() {
     }
 }
 
-/// Tile kernels taking their tiles down the columns (the H200 class's order),
-/// built explicitly so that they run whatever this GPU's class: every default
-/// tile and skew kernel of each element size, on the suite's shapes and larger
-/// ragged and batched ones, bit-exact; and the class the launcher reads is one of the measured ones.
+/// Tile kernels taking their tiles down the columns (the H200 class's order, and
+/// wide calls' of the realign kernels), built explicitly so that they run
+/// whatever this GPU's class and shape: every default tile, skew and realign
+/// kernel of each element size, on the suite's shapes and larger ragged and
+/// batched ones, bit-exact; and the class the launcher reads is one of the
+/// measured ones.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn tiles_taken_down_the_columns_are_exact() {
@@ -415,10 +417,12 @@ fn tiles_taken_down_the_columns_are_exact() {
     for e in [1u32, 2, 4, 8, 12, 16] {
         let spec = TransposeSpec::new(32, e, Strategy::Pad(None)).expect("spec");
         let list = auto_kernels(&Kernel::build(spec).expect("builds"));
-        for k in list
-            .iter()
-            .filter(|k| matches!(k.spec().geometry.form, Form::Tile | Form::Skew))
-        {
+        for k in list.iter().filter(|k| {
+            matches!(
+                k.spec().geometry.form,
+                Form::Tile | Form::Skew | Form::Realign
+            )
+        }) {
             let down = k.with_order(TileOrder::Columns).expect("tile forms");
             let src = KernelSource::from_kernel(&down);
             assert!(src.entry().ends_with("_tc"), "{}", src.entry());

@@ -41,9 +41,9 @@ impl TileOrder {
 
     /// Whether kernels of `form` take their tiles in this order: every form takes
     /// [`TileOrder::Rows`] (the others have no rows of tiles), only the square
-    /// tiles (`tile`, `skew`) [`TileOrder::Columns`].
+    /// tiles (`tile`, `skew`, `realign`) [`TileOrder::Columns`].
     pub fn fits(self, form: Form) -> bool {
-        self == TileOrder::Rows || matches!(form, Form::Tile | Form::Skew)
+        self == TileOrder::Rows || matches!(form, Form::Tile | Form::Skew | Form::Realign)
     }
 
     /// Appended to the entry point's name.

@@ -43,6 +43,7 @@ use crate::kernel::batch::BatchBase;
 use crate::kernel::geometry::{Geometry, REALIGN_PITCH};
 use crate::kernel::layout::{Layout, Swizzle};
 use crate::kernel::moves::{Mem, Move, Pack, Place};
+use crate::kernel::order::TileOrder;
 use crate::kernel::tiling::Tiling;
 
 /// The swizzle of a `realign` kernel's shared tile: word `w` of column `c` at
@@ -181,34 +182,47 @@ pub fn network_regs(vec: u32) -> usize {
     network(vec).iter().map(|p| p.out + 1).max().unwrap_or(0)
 }
 
-/// The tile lets, the two moves and the rest of a `realign` kernel.
+/// The tile lets, the two moves and the rest of a `realign` kernel whose blocks
+/// take its tiles in `order`.
 pub(crate) fn realign_moves(
     g: &Geometry,
     layout: Layout,
     t: &Tiling,
     batch: &BatchBase,
+    order: TileOrder,
 ) -> (Vec<Expr>, Vec<Move>, Realign) {
     let v = Expr::var;
     let vec = i64::from(g.vec);
     let cpl = i64::from(g.realign_cols());
     let side = i64::from(g.tile_elems());
     let sector = i64::from(g.sector_elems());
-    // A 1-byte kernel takes its last row of tiles first: those are edge
-    // tiles, which check every row, vector and store, and run last they left
-    // the grid a tail (CuPy over the emitted kernels captured in a graph, one
-    // call, against taking the rows in order: H100 2115 x 7581 0.97 of memcpy
-    // against 0.87, 4097 x 4095 1.00 against 0.92, 19731 x 1336 1.05 against
-    // 0.99; H200 2115 x 7581 0.98 against 0.86, 4097 x 4095 1.00 against
-    // 0.92). A 2-byte kernel keeps the order: matrices of 1024 rows and more
-    // ran within 0.01 either way on the H100 and 0.02 slower so on the H200,
-    // where only short ones such as 193 x 50001 gained (0.80 against 0.76).
-    let row = v(Var::Tile) / t.tiles_x.clone();
-    let tile_r = if g.elem_bytes == 1 {
-        Expr::named("tile_r", (row + t.tiles_y.clone() - 1) % t.tiles_y.clone())
-    } else {
-        Expr::named("tile_r", row)
+    // Along the rows, a 1-byte kernel takes its last row of tiles first: those
+    // are edge tiles, which check every row, vector and store, and run last
+    // they left the grid a tail (CuPy over the emitted kernels captured in a
+    // graph, one call, against taking the rows in order: H100 2115 x 7581 0.97
+    // of memcpy against 0.87, 4097 x 4095 1.00 against 0.92, 19731 x 1336 1.05
+    // against 0.99; H200 2115 x 7581 0.98 against 0.86, 4097 x 4095 1.00
+    // against 0.92). A 2-byte kernel keeps the order: matrices of 1024 rows and
+    // more ran within 0.01 either way on the H100 and 0.02 slower so on the
+    // H200, where only short ones such as 193 x 50001 gained (0.80 against
+    // 0.76). Down the columns every column of tiles has its edge tiles at both
+    // ends, so none gathers at the grid's end.
+    let (tile_r, tile_c) = match order {
+        TileOrder::Rows => {
+            let row = v(Var::Tile) / t.tiles_x.clone();
+            let r = if g.elem_bytes == 1 {
+                (row + t.tiles_y.clone() - 1) % t.tiles_y.clone()
+            } else {
+                row
+            };
+            (r, v(Var::Tile) % t.tiles_x.clone())
+        }
+        TileOrder::Columns => (
+            v(Var::Tile) % t.tiles_y.clone(),
+            v(Var::Tile) / t.tiles_y.clone(),
+        ),
     };
-    let tile_c = Expr::named("tile_c", v(Var::Tile) % t.tiles_x.clone());
+    let (tile_r, tile_c) = (Expr::named("tile_r", tile_r), Expr::named("tile_c", tile_c));
     let tile_lets = vec![tile_r.clone(), tile_c.clone()];
     // Why these imply every guard: rows `rp` run from `tile_r * side >= side`
     // (above `sector - 1`, and a row past the matrix's first, so `x - ph` is

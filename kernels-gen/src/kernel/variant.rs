@@ -249,7 +249,7 @@ impl Kernel {
 
     /// This tile kernel taking its tiles in `order` ([`TileOrder`]): the same
     /// tiles, moves and shared accesses, handed to the blocks in another order.
-    /// Only the `tile` and `skew` forms have rows and columns of tiles.
+    /// Only the `tile`, `skew` and `realign` forms have rows and columns of tiles.
     pub fn with_order(&self, order: TileOrder) -> Result<Kernel, SpecError> {
         let form = self.spec.geometry.form;
         if !order.fits(form) {
@@ -311,7 +311,7 @@ impl Kernel {
         if let Some(w) = &wide {
             kernel_lets.extend([w.mat.clone(), w.rows.clone()]);
         }
-        if order == TileOrder::Columns {
+        if order == TileOrder::Columns && !kernel_lets.contains(&tiling.tiles_y) {
             kernel_lets.push(tiling.tiles_y.clone());
         }
         let mut realign = None;
@@ -328,7 +328,7 @@ impl Kernel {
             Form::Copy => copy_moves(&geometry, &tiling, words, &batch),
             Form::Planar => planar_moves(&geometry, &tiling, &batch),
             Form::Realign => {
-                let (lets, moves, r) = realign_moves(&geometry, layout, &tiling, &batch);
+                let (lets, moves, r) = realign_moves(&geometry, layout, &tiling, &batch, order);
                 realign = Some(Box::new(r));
                 (lets, moves)
             }
