@@ -401,13 +401,10 @@ where
     let sms = || device::sm_count(ctx);
     let wide = !kernel.is_index64() && !index32::runs(kernel.geometry(), shape);
     let kernel = kernel.in_order(|| {
+        let class = crate::device::class(ctx);
+        let index64 = wide || kernel.is_index64();
         sms().map_or(TileOrder::Rows, |n| {
-            realign_order(
-                kernel.geometry(),
-                wide || kernel.is_index64(),
-                shape.cols,
-                n,
-            )
+            realign_order(class, kernel.geometry(), index64, shape.cols, n)
         })
     });
     let kernel = if wide { kernel.index64() } else { kernel };

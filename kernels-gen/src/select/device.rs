@@ -202,47 +202,58 @@ pub const REALIGN_ROW_TILES: u64 = 8;
 
 /// The order in which a `realign` kernel of geometry `g` (its 64-bit build if
 /// `index64`) takes the tiles of a call whose matrices have `cols` columns, on
-/// a GPU of `sms` SMs: down the columns of tiles where its resident blocks
-/// (`sms` times [`realign_min_blocks`]) would cover fewer than
+/// a GPU of `class` with `sms` SMs: a 2-byte kernel on the H200 class down
+/// the columns of tiles always; otherwise down the columns where its resident
+/// blocks (`sms` times [`realign_min_blocks`]) would cover fewer than
 /// [`REALIGN_ROW_TILES`] tiles of each row of tiles, along the rows elsewhere.
 ///
 /// Along the rows, the resident blocks of a matrix of many columns of tiles
 /// write a piece of one tile (128 bytes) or two of each destination row at a
 /// time, and its short source rows feed few tiles each; down the columns they
 /// write whole destination rows in order. CuPy over the emitted kernels, both
-/// orders in one call on an H100 (2026-11-27, ratios to a same-bytes
+/// orders in one call per GPU (2026-11-27, ratios to a same-bytes
 /// `cudaMemcpy` captured in a graph like the kernels; tiles of a row, then the
-/// tiles of each row the 528 or 792 resident blocks cover):
+/// tiles of each row the 528 or 792 resident blocks cover), rows / columns:
 ///
-/// | shape | tiles across | resident per row | rows | columns |
+/// | shape | tiles across | resident per row | H100 | H200 |
 /// |---|---|---|---|---|
-/// | 300 x 100001 u8 | 782 | 0.7 | 0.578 | 0.775 |
-/// | 1001 x 30001 u8 | 235 | 2.2 | 0.777 | 0.919 |
-/// | 600 x 60001 u8 | 469 | 1.1 | 0.826 | 0.943 |
-/// | 3001 x 20001 u8 | 157 | 3.4 | 1.023 | 1.058 |
-/// | 4001 x 10001 u8 | 79 | 6.7 | 1.033 | 1.042 |
-/// | 8191 x 8193 u8 | 65 | 8.1 | 1.070 | 1.083 |
-/// | 2115 x 7581 u8 | 60 | 8.8 | 0.970 | 0.946 |
-/// | 4097 x 4095 u8 | 32 | 16.5 | 0.992 | 0.980 |
-/// | 19731 x 1336 u8 | 11 | 48 | 1.050 | 1.000 |
-/// | 193 x 50001 2-byte | 782 | 1.0 | 0.707 | 0.899 |
-/// | 1001 x 20001 2-byte | 313 | 2.5 | 0.975 | 1.075 |
-/// | 3001 x 8001 2-byte | 126 | 6.3 | 1.065 | 1.117 |
-/// | 4095 x 4097 2-byte | 65 | 12.2 | 1.087 | 1.095 |
-/// | 13001 x 601 2-byte | 10 | 79 | 1.075 | 1.061 |
+/// | 300 x 100001 u8 | 782 | 0.7 | 0.578 / 0.775 | 0.658 / 0.730 |
+/// | 1001 x 30001 u8 | 235 | 2.2 | 0.777 / 0.919 | 0.844 / 0.890 |
+/// | 600 x 60001 u8 | 469 | 1.1 | 0.826 / 0.943 | 0.873 / 0.926 |
+/// | 3001 x 20001 u8 | 157 | 3.4 | 1.023 / 1.058 | 1.122 / 1.148 |
+/// | 4001 x 10001 u8 | 79 | 6.7 | 1.033 / 1.042 | 1.104 / 1.116 |
+/// | 8191 x 8193 u8 | 65 | 8.1 | 1.070 / 1.083 | 1.150 / 1.201 |
+/// | 2115 x 7581 u8 | 60 | 8.8 | 0.970 / 0.946 | 1.003 / 0.963 |
+/// | 4097 x 4095 u8 | 32 | 16.5 | 0.992 / 0.980 | 1.021 / 0.993 |
+/// | 19731 x 1336 u8 | 11 | 48 | 1.050 / 1.000 | 1.089 / 1.098 |
+/// | 193 x 50001 2-byte | 782 | 1.0 | 0.707 / 0.899 | 0.765 / 0.847 |
+/// | 1001 x 20001 2-byte | 313 | 2.5 | 0.975 / 1.075 | 1.050 / 1.138 |
+/// | 3001 x 8001 2-byte | 126 | 6.3 | 1.065 / 1.117 | 1.107 / 1.178 |
+/// | 4095 x 4097 2-byte | 65 | 12.2 | 1.087 / 1.095 | 1.104 / 1.151 |
+/// | 8191 x 8193 2-byte | 129 | 6.1 | 1.107 / 1.123 | 1.180 / 1.211 |
+/// | 13001 x 601 2-byte | 10 | 79 | 1.075 / 1.061 | 1.066 / 1.116 |
 ///
 /// ```
-/// use bankfree_gen::select::device::realign_order;
+/// use bankfree_gen::select::device::{realign_order, GpuClass};
 /// use bankfree_gen::{kernel::order::TileOrder, TransposeSpec};
 /// let g = TransposeSpec::realign(1)?.geometry;
-/// assert_eq!(realign_order(&g, false, 30001, 132), TileOrder::Columns);
-/// assert_eq!(realign_order(&g, false, 4095, 132), TileOrder::Rows);
+/// assert_eq!(realign_order(GpuClass::H100, &g, false, 30001, 132), TileOrder::Columns);
+/// assert_eq!(realign_order(GpuClass::H100, &g, false, 4095, 132), TileOrder::Rows);
+/// let g2 = TransposeSpec::realign(2)?.geometry;
+/// assert_eq!(realign_order(GpuClass::H200, &g2, false, 601, 132), TileOrder::Columns);
 /// # Ok::<(), bankfree_gen::SpecError>(())
 /// ```
-pub fn realign_order(g: &Geometry, index64: bool, cols: u64, sms: u32) -> TileOrder {
+pub fn realign_order(
+    class: GpuClass,
+    g: &Geometry,
+    index64: bool,
+    cols: u64,
+    sms: u32,
+) -> TileOrder {
     let across = cols.div_ceil(u64::from(g.tile_elems().max(1)));
     let resident = u64::from(sms) * u64::from(realign_min_blocks(g.elem_bytes, index64));
-    if g.realigns() && across.saturating_mul(REALIGN_ROW_TILES) > resident {
+    let always = class == GpuClass::H200 && g.elem_bytes == 2;
+    if g.realigns() && (always || across.saturating_mul(REALIGN_ROW_TILES) > resident) {
         TileOrder::Columns
     } else {
         TileOrder::Rows
@@ -312,17 +323,31 @@ mod tests {
                     // The most tiles across that the resident blocks still
                     // cover `REALIGN_ROW_TILES` times.
                     let most = resident / REALIGN_ROW_TILES;
-                    let order = |cols: u64| realign_order(&g, index64, cols, sms);
+                    let order = |cols: u64| realign_order(GpuClass::H100, &g, index64, cols, sms);
                     assert_eq!(order(most * side), TileOrder::Rows, "{e}-byte {sms}");
                     assert_eq!(order(most * side + 1), TileOrder::Columns, "{e}-byte {sms}");
                     assert_eq!(order(0), TileOrder::Rows);
                     assert_eq!(order(u64::MAX), TileOrder::Columns);
+                    // The H200 class takes 2-byte tiles down the columns
+                    // whatever the width, 1-byte ones as the H100 class does.
+                    let h200 = realign_order(GpuClass::H200, &g, index64, most * side, sms);
+                    let down = if e == 2 {
+                        TileOrder::Columns
+                    } else {
+                        TileOrder::Rows
+                    };
+                    assert_eq!(h200, down, "{e}-byte {sms}");
                 }
             }
             // Other forms keep their order whatever the width.
             for form in [Form::Tile, Form::Skew, Form::Thin] {
                 let other = Geometry { form, ..g };
-                assert_eq!(realign_order(&other, false, 1 << 30, 1), TileOrder::Rows);
+                for class in GpuClass::ALL {
+                    assert_eq!(
+                        realign_order(class, &other, false, 1 << 30, 1),
+                        TileOrder::Rows
+                    );
+                }
             }
         }
     }
