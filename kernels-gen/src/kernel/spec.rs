@@ -142,7 +142,7 @@ pub enum SpecError {
     Width { cols: u32, form: Form },
     #[error("wider quotients on a `{form}` kernel: only a `small` kernel divides per element")]
     Quotients { form: Form },
-    #[error("tiles taken down the columns on a `{form}` kernel: only the `tile` and `skew` forms have rows and columns of tiles")]
+    #[error("tiles taken down the columns on a `{form}` kernel: only the `tile`, `skew` and `realign` forms have rows and columns of tiles")]
     Order { form: Form },
     #[error("layout `{layout}` is not one strategy `{strategy}` resolves to; build the kernel from the spec (`Kernel::build`) instead")]
     Layout { layout: String, strategy: Strategy },

@@ -131,7 +131,7 @@ struct SpecArgs {
     #[arg(long)]
     width: Option<u32>,
     /// The order the blocks take the tiles in: rows (along the rows of tiles) or
-    /// columns (down them; `tile` and `skew` forms only).
+    /// columns (down them; `tile`, `skew` and `realign` forms only).
     #[arg(long, default_value = "rows")]
     order: String,
 }
