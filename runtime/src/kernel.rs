@@ -256,16 +256,21 @@ impl KernelSource {
         }
         slot.get_or_init(|| {
             let c = u32::try_from(cols).ok()?;
-            let one = KernelSource::from_kernel(&k.with_width(c).ok()?);
-            // The 64-bit build runs the 64-bit build of the width's entry point.
-            Some(if self.index64 {
-                one.index64().clone()
-            } else {
-                one
-            })
+            Some(self.same_build(&k.with_width(c).ok()?))
         })
         .as_ref()
         .unwrap_or(self)
+    }
+
+    /// `k`, a variant of this kernel, in this source's build: the 64-bit build
+    /// of `k`'s source where this is a 64-bit build.
+    fn same_build(&self, k: &Kernel) -> KernelSource {
+        let one = KernelSource::from_kernel(k);
+        if self.index64 {
+            one.index64().clone()
+        } else {
+            one
+        }
     }
 
     /// This kernel taking its tiles in the order `order` gives
@@ -285,14 +290,7 @@ impl KernelSource {
             return self;
         }
         self.columns
-            .get_or_init(|| {
-                let one = KernelSource::from_kernel(&k.with_order(TileOrder::Columns).ok()?);
-                Some(if self.index64 {
-                    one.index64().clone()
-                } else {
-                    one
-                })
-            })
+            .get_or_init(|| Some(self.same_build(&k.with_order(TileOrder::Columns).ok()?)))
             .as_ref()
             .unwrap_or(self)
     }
