@@ -386,11 +386,11 @@ where
             .map_err(|e| Error::cuda(e, "the copy of a call that moves one run"))?;
         return Ok(());
     }
-    // The tile order measured fastest on this GPU's class, then the 32-bit build
-    // where it provably computes every index exactly and is the faster build.
-    // The twin's geometry is what the proof of the 32-bit build and the grid take
-    // (a skew twin is narrower).
-    // A thin kernel's entry point for this width (a squat kernel's, height).
+    // The tile order measured fastest on this GPU's class, a thin kernel's entry
+    // point for this width (a squat kernel's, height), a realign kernel's tile
+    // order for this call, then the 32-bit build where it provably computes every
+    // index exactly and is the faster build. The twin's geometry is what the proof
+    // of the 32-bit build and the grid take (a skew twin is narrower).
     let width = if g.squats() { shape.rows } else { shape.cols };
     let kernel = kernel
         .for_gpu(|| crate::device::class(ctx))
@@ -399,15 +399,14 @@ where
     // so do a capped call's; a realign kernel's tile order depends on how many
     // of its blocks the GPU holds at once. No other launch asks for the SM count.
     let sms = || device::sm_count(ctx);
-    let wide = !kernel.is_index64() && !index32::runs(kernel.geometry(), shape);
+    let index64 = kernel.is_index64() || !index32::runs(kernel.geometry(), shape);
     let kernel = kernel.in_order(|| {
         let class = crate::device::class(ctx);
-        let index64 = wide || kernel.is_index64();
         sms().map_or(TileOrder::Rows, |n| {
             realign_order(class, kernel.geometry(), index64, shape.cols, n)
         })
     });
-    let kernel = if wide { kernel.index64() } else { kernel };
+    let kernel = if index64 { kernel.index64() } else { kernel };
     let loaded = cache::function(ctx, kernel)?;
     let l = launch(
         kernel.geometry(),
