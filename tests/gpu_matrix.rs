@@ -212,6 +212,21 @@ fn shapes() -> Vec<(&'static str, Shape, usize)> {
         // with many tiles across, they take them down the columns.
         ("offset views odd 3001x67", Shape::new(3001, 67), 5),
         ("offset views odd 37x8999", Shape::new(37, 8999), 3),
+        // Rows that end a little before a multiple of the realign tile: its last
+        // row of tiles moves their last positions element by element (so do
+        // 1001x999 for 1-byte and 515x1029 for 2-byte elements).
+        ("offset views odd 250x1031", Shape::new(250, 1031), 5),
+        (
+            "odd pitched batch with gaps 250x1031",
+            Shape {
+                src_ld: 1033,
+                dst_ld: 253,
+                src_batch_stride: 250 * 1033 + 7,
+                dst_batch_stride: 1031 * 253 + 5,
+                ..Shape::batched(2, 250, 1031)
+            },
+            1,
+        ),
     ]
 }
 

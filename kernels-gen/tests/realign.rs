@@ -41,6 +41,11 @@ fn shapes() -> Vec<Shape> {
         (257, 129),
         (131, 258),
         (62, 66),
+        // Tail tiles: last rows of tiles with at most 32 positions of each
+        // destination row (1-byte: 100 and 236 rows; 2-byte: 62, 129, 130 and
+        // the pitched and batched shapes below).
+        (100, 133),
+        (236, 77),
     ]
     .into_iter()
     .map(|(r, c)| Shape::new(r, c))
@@ -55,6 +60,11 @@ fn shapes() -> Vec<Shape> {
     batched.src_batch_stride += 5;
     batched.dst_batch_stride += 3;
     out.push(batched);
+    // Pitched and batched, with 1-byte tail tiles.
+    let mut tail = Shape::batched(2, 110, 45);
+    (tail.src_ld, tail.dst_ld) = (50, 113);
+    (tail.src_batch_stride, tail.dst_batch_stride) = (110 * 50 + 7, 45 * 113 + 3);
+    out.push(tail);
     out
 }
 

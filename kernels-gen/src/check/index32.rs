@@ -91,7 +91,18 @@ fn checks(g: &Geometry, outer: u8, fold: [u8; 2]) -> Checks {
             walked.extend([&r.row, &r.at, &r.phase, &r.elem, &r.part_to].map(Expr::clone));
             walked.extend(r.next.iter().cloned());
             walked.extend(r.vecs.iter().cloned());
-            for g in [&r.inside, &r.fast, &r.col, &r.part] {
+            let tail = &r.tail_move;
+            walked.extend(tail.lets.iter().cloned());
+            walked.extend([tail.from.index.clone(), tail.to.index.clone()]);
+            for g in [
+                &r.inside,
+                &r.fast,
+                &r.col,
+                &r.part,
+                &r.interior,
+                &r.tail,
+                &tail.guard,
+            ] {
                 compared.extend(g.0.iter().cloned());
             }
         }

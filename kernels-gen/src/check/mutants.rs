@@ -117,3 +117,58 @@ fn the_analyzer_needs_the_realign_rotation_and_the_simulator_does_not() {
         assert!(!report.conflict_free, "{e}-byte: {}", report.verdict());
     }
 }
+
+#[test]
+fn the_simulator_catches_a_tail_tile_that_misses_a_row_or_an_element() {
+    use crate::ir::expr::{Expr, Var};
+    use crate::ir::guard::Less;
+    use crate::kernel::realign::TAIL_SPAN;
+    for e in [1u32, 2] {
+        let good = Kernel::build(TransposeSpec::realign(e).expect("valid")).expect("builds");
+        let g = good.spec.geometry;
+        let (side, sector) = (i64::from(g.tile_elems()), i64::from(g.sector_elems()));
+        // The most rows a tail tile takes: two rows of tiles and `TAIL_SPAN -
+        // sector` positions.
+        let most = (2 * side + TAIL_SPAN - sector) as u64;
+        let run = |k: &Kernel, rows: u64| {
+            let shape = Shape::new(rows, 2 * side as u64 + 3);
+            let n = (shape.rows * shape.cols) as usize * e as usize;
+            let src: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
+            let (mut want, mut got) = (vec![0u8; n], vec![0u8; n]);
+            sim::reference(&shape, e as usize, &src, &mut want).expect("reference");
+            sim::run(k, &shape, &src, &mut got, None).map(|_| got == want)
+        };
+        assert_eq!(run(&good, most - 1), Ok(true), "{e}-byte");
+        assert_eq!(run(&good, most), Ok(true), "{e}-byte");
+        assert_eq!(run(&good, most + 1), Ok(true), "{e}-byte");
+        // The tail tile's elements read one element off: wrong or caught.
+        let mut bad = good.clone();
+        if let Some(r) = bad.realign.as_deref_mut() {
+            r.tail_move.from.index = r.tail_move.from.index.clone() + 1;
+        }
+        // (One row fewer than the most: an odd destination pitch, so the rows'
+        // windows start at every phase and the tail tile has elements to move.)
+        assert_ne!(
+            run(&bad, most - 1),
+            Ok(true),
+            "{e}-byte: the tail tile did not run"
+        );
+        // A tail guard that takes one row more leaves that row's last position
+        // unwritten (no lane holds it).
+        let mut bad = good.clone();
+        if let Some(r) = bad.realign.as_deref_mut() {
+            let tile_r = r.tail.0[0].1.clone(); // `0 < tile_r`
+            r.tail.0[1] = Less(
+                Expr::var(Var::Rows),
+                tile_r * side + (TAIL_SPAN - sector + 2),
+            );
+        }
+        assert!(
+            matches!(
+                run(&bad, most + 1),
+                Err(SimError::WriteCount { count: 0, .. })
+            ),
+            "{e}-byte"
+        );
+    }
+}

@@ -64,9 +64,40 @@ pub(crate) fn run(
 ) -> Result<Stats, SimError> {
     let at = (grid, ntiles);
     run_tiles(kernel, shape, (src, dst), at, env, &r.interior, |s, env| {
+        if r.tail.eval(env)? {
+            return tail(kernel, r, s, env);
+        }
         read(kernel, r, s, env)?;
         write(kernel, r, s, env)
     })
+}
+
+/// A tail tile ([`Realign::tail`]): every thread's elements, source to
+/// destination, where the move's guard holds.
+fn tail(
+    kernel: &Kernel,
+    r: &Realign,
+    s: &mut State<'_>,
+    env: &mut Env,
+) -> Result<(u64, u64), SimError> {
+    let mv = &r.tail_move;
+    let guard = GuardTape::per_thread(&mv.guard, env);
+    let (from, to) = (
+        Tape::per_thread(&mv.from.index, env),
+        Tape::per_thread(&mv.to.index, env),
+    );
+    let mut done = 0;
+    each_thread(kernel, env, |env| {
+        for j in 0..mv.iters {
+            env.set(Var::J, i64::from(j));
+            if guard.eval(env)? {
+                let e = s.element(from.eval(env)?)?;
+                done += s.store(to.eval(env)?, e, 1)?;
+            }
+        }
+        Ok(())
+    })?;
+    Ok((done, 0))
 }
 
 /// Every thread's block of rows: loaded, transposed, its columns' words stored

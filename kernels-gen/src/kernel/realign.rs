@@ -29,6 +29,16 @@
 //! fall in 4 different banks of each group. The store of the words, which
 //! knows the column, computes the same rotation.
 //!
+//! The tiles cover `rows + sector - 1` rows, so a matrix whose last rows end
+//! just past a multiple of the tile (or just before one) leaves a last row of
+//! tiles with at most 32 positions of each destination row to write: the rest
+//! of its windows lie past the matrix. Such a *tail* tile ([`Realign::tail`])
+//! moves them element by element, straight from the source to the
+//! destination, with no shared tile: lane `tx` takes position `tile_r * tile -
+//! sector + tx` of destination rows `ty, ty + block_rows, ..` of the tile,
+//! each from where its window starts (`ts` positions before the tile) to the
+//! matrix's last row.
+//!
 //! ```
 //! use bankfree_gen::{emit, Kernel, TransposeSpec};
 //! let k = Kernel::build(TransposeSpec::realign(2)?)?;
@@ -139,7 +149,21 @@ pub struct Realign {
     /// past the tile's last group of 4 destination rows where `block_rows` does
     /// not divide the groups.
     pub steps: Guard,
+    /// A tile of the last row whose destination rows hold at most [`TAIL_SPAN`]
+    /// positions of it, counted from a sector before the tile (tile rows `1
+    /// ..` with `rows <= tile_r * side + TAIL_SPAN - sector`): the kernel moves
+    /// them by [`Realign::tail_move`] instead of the tile's two moves.
+    pub tail: Guard,
+    /// A tail tile's elements, source to destination: lane `tx` at position
+    /// `tile_r * side - sector + tx` of destination row `ty + block_rows *
+    /// Var::J` of the tile, where that lies in its window and in the matrix.
+    pub tail_move: Move,
 }
+
+/// The positions of each destination row a tail tile moves, one per lane:
+/// from a sector before the tile's first position on (where the rows' windows
+/// start at the latest).
+pub const TAIL_SPAN: i64 = 32;
 
 /// One `__byte_perm(r[a], r[b], sel)` into `r[out]` of the register transpose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -246,6 +270,7 @@ pub(crate) fn realign_moves(
     let dst_row = |c: Expr| tile_c.clone() * side + c;
     let dst_start = |d: Expr| batch.dst.clone() + d * v(Var::DstLd);
     let dst_phase = |e0: Expr| (e0 + v(Var::DstOff) + tile_r.clone() * side).and(sector - 1);
+    let (tail, tail_move) = tail_tiles(g, batch, &tile_r, &tile_c, &dst_phase);
     // Word `w` of column `c` rotated within its group of 4 by the column's
     // window phase and its place among the 4 columns a warp writes at once
     // (see [`realign_swizzle`]).
@@ -381,6 +406,65 @@ pub(crate) fn realign_moves(
         guard_lets: 3, // `gq`, `c` and `d`
         interior,
         steps,
+        tail,
+        tail_move,
     };
     (tile_lets, vec![store, write], realign)
+}
+
+/// The guard of a tail tile and its one move ([`Realign::tail`]). Position
+/// `tp - sector` (`tp = tile_r * side + tx`, counted a sector down so that no
+/// value is negative) of destination row `td` lies in the row's window from
+/// `ts` positions before the tile (`tx + ts >= sector`) and in the matrix
+/// (`tp < rows + sector`); the tile's rows past the matrix hold nothing, and
+/// its rows from the window's start were the row of tiles above's to write.
+fn tail_tiles(
+    g: &Geometry,
+    batch: &BatchBase,
+    tile_r: &Expr,
+    tile_c: &Expr,
+    dst_phase: &dyn Fn(Expr) -> Expr,
+) -> (Guard, Move) {
+    let v = Expr::var;
+    let side = i64::from(g.tile_elems());
+    let sector = i64::from(g.sector_elems());
+    let rows_per = i64::from(g.block_rows);
+    let tail = Guard(vec![
+        Less(Expr::Lit(0), tile_r.clone()),
+        Less(
+            v(Var::Rows),
+            tile_r.clone() * side + (TAIL_SPAN - sector + 1),
+        ),
+    ]);
+    let c = Expr::small("tc", v(Var::Ty) + v(Var::J) * rows_per);
+    let d = Expr::named("td", tile_c.clone() * side + c.clone());
+    let e0 = Expr::named("te0", batch.dst.clone() + d.clone() * v(Var::DstLd));
+    let ts = Expr::small("tts", dst_phase(e0.clone()));
+    let tp = Expr::named("tp", tile_r.clone() * side + v(Var::Tx));
+    let iters = (side + rows_per - 1) / rows_per;
+    let mut guard = Vec::new();
+    if side % rows_per != 0 {
+        guard.push(Less(c.clone(), Expr::Lit(side)));
+    }
+    guard.extend([
+        Less(d.clone(), v(Var::Cols)),
+        Less(Expr::Lit(sector - 1), v(Var::Tx) + ts.clone()),
+        Less(tp.clone(), v(Var::Rows) + sector),
+    ]);
+    let tail_move = Move {
+        lets: vec![c, d.clone(), e0.clone(), ts, tp.clone()],
+        guard: Guard(guard),
+        from: Place {
+            mem: Mem::Src,
+            index: batch.src.clone() + (tp.clone() - sector) * v(Var::SrcLd) + d,
+        },
+        to: Place {
+            mem: Mem::Dst,
+            index: e0 + tp - sector,
+        },
+        transpose: false,
+        iters: iters as u32,
+        pack: None,
+    };
+    (tail, tail_move)
 }

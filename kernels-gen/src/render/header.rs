@@ -6,6 +6,7 @@ use crate::kernel::geometry::{Form, Quotients, MAX_NARROW, PLANAR_MAX_COLS, SMAL
 use crate::kernel::launch::{dynamic_shared_bytes, MAX_GRID_X, MAX_GRID_Y};
 use crate::kernel::layout::Layout;
 use crate::kernel::order::TileOrder;
+use crate::kernel::realign::TAIL_SPAN;
 use crate::kernel::Kernel;
 use crate::render::body::access_type;
 use crate::render::writer::CWriter;
@@ -160,7 +161,10 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
                  the two aligned 16-byte vectors around them (element by element where those leave the matrix) and \
                  transposes blocks of {v} rows into column words; a warp writes 4 dst rows' windows from a 32-byte \
                  sector (up to {e} positions early: the tiles cover rows + {e}), 8 lanes a row, each lane's 16 bytes \
-                 funnel-shifted from five of the column's words (rotated in their groups of 4 by the window's phase)",
+                 funnel-shifted from five of the column's words (rotated in their groups of 4 by the window's phase); \
+                 a last row of tiles with at most {t} positions of each dst row from a sector before it moves them \
+                 element by element, a lane each",
+                t = TAIL_SPAN,
                 n = g.tile_elems(),
                 s = g.sector_elems(),
                 c = g.realign_cols(),
