@@ -21,17 +21,24 @@ pub const CLASS_VAR: &str = "BANKFREE_GPU_CLASS";
 pub fn class(ctx: &Arc<CudaContext>) -> GpuClass {
     // Keyed by the device's ordinal: the class is the GPU's, whatever context
     // runs on it (a context's handle may be reused by another device's).
-    static CLASSES: OnceLock<RwLock<HashMap<usize, GpuClass>>> = OnceLock::new();
-    let map = CLASSES.get_or_init(Default::default);
+    static CLASSES: PerDevice<GpuClass> = OnceLock::new();
+    per_device(&CLASSES, ctx, || forced().unwrap_or_else(|| measured(ctx)))
+}
+
+/// A value per device (by ordinal), read once.
+type PerDevice<T> = OnceLock<RwLock<HashMap<usize, T>>>;
+
+fn per_device<T: Copy>(cell: &PerDevice<T>, ctx: &Arc<CudaContext>, read: impl FnOnce() -> T) -> T {
+    let map = cell.get_or_init(Default::default);
     let id = ctx.ordinal();
-    if let Some(c) = map.read().ok().and_then(|m| m.get(&id).copied()) {
-        return c;
+    if let Some(v) = map.read().ok().and_then(|m| m.get(&id).copied()) {
+        return v;
     }
-    let c = forced().unwrap_or_else(|| measured(ctx));
+    let v = read();
     if let Ok(mut m) = map.write() {
-        m.insert(id, c);
+        m.insert(id, v);
     }
-    c
+    v
 }
 
 /// The class `BANKFREE_GPU_CLASS` names, if it is set; a value that names no class
@@ -64,20 +71,30 @@ pub fn bandwidth_per_sm(ctx: &Arc<CudaContext>) -> Option<f64> {
 /// The SM count of `ctx`'s GPU, read once per device (`None` where the driver
 /// does not report it).
 pub fn sm_count(ctx: &Arc<CudaContext>) -> Option<u32> {
-    static COUNTS: OnceLock<RwLock<HashMap<usize, Option<u32>>>> = OnceLock::new();
-    let map = COUNTS.get_or_init(Default::default);
-    let id = ctx.ordinal();
-    if let Some(n) = map.read().ok().and_then(|m| m.get(&id).copied()) {
-        return n;
-    }
-    let n = ctx
-        .attribute(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-        .ok()
-        .and_then(|v| u32::try_from(v).ok());
-    if let Ok(mut m) = map.write() {
-        m.insert(id, n);
-    }
-    n
+    static COUNTS: PerDevice<Option<u32>> = OnceLock::new();
+    per_device(&COUNTS, ctx, || {
+        ctx.attribute(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .ok()
+            .and_then(|v| u32::try_from(v).ok())
+    })
+}
+
+/// The environment variable that turns programmatic dependent launches off
+/// (`0`): kernels then wait for the one before them to finish before they start.
+pub const PROGRAMMATIC_VAR: &str = "BANKFREE_PROGRAMMATIC_LAUNCH";
+
+/// Whether kernels launch on `ctx`'s GPU as programmatic dependents of the
+/// kernel before them in the stream: on compute capability 9.0 and later
+/// (where the generated kernels' `griddepcontrol.wait` holds them until it
+/// ends), unless [`PROGRAMMATIC_VAR`] is `0`. Read once per device.
+pub fn programmatic(ctx: &Arc<CudaContext>) -> bool {
+    static ON: PerDevice<bool> = OnceLock::new();
+    per_device(&ON, ctx, || {
+        std::env::var(PROGRAMMATIC_VAR).map_or(true, |v| v != "0")
+            && ctx
+                .attribute(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+                .is_ok_and(|major| major >= 9)
+    })
 }
 
 fn measured(ctx: &Arc<CudaContext>) -> GpuClass {

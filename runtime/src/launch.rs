@@ -16,8 +16,8 @@ use bankfree_gen::kernel::squat::SQUAT_BLOCKS_PER_SM;
 use bankfree_gen::select::device::realign_order;
 use bankfree_gen::Shape;
 use cudarc::driver::{
-    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DeviceSlice, LaunchArgs, LaunchConfig,
-    PushKernelArg,
+    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice,
+    LaunchConfig, SyncOnDrop,
 };
 use std::sync::Arc;
 
@@ -33,8 +33,11 @@ mod sealed {
 /// A buffer the kernel reads: `CudaSlice`, `CudaView` (sealed: the launcher trusts
 /// its length and pointer, so no other type can implement it).
 pub trait SrcArg<T>: DeviceSlice<T> + sealed::Sealed {
+    /// The device address of the buffer's first element for a launch on
+    /// `stream`, which first waits for the buffer's earlier writers; the guard
+    /// records the launch as a reader when it drops, after the launch.
     #[doc(hidden)]
-    fn push_to<'a>(&'a self, args: &mut LaunchArgs<'a>);
+    fn ptr<'a>(&'a self, stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>);
     /// The device address of the buffer's first element.
     #[doc(hidden)]
     fn address(&self, stream: &CudaStream) -> u64;
@@ -45,8 +48,10 @@ pub trait SrcArg<T>: DeviceSlice<T> + sealed::Sealed {
 
 /// A buffer the kernel writes: `CudaSlice`, `CudaViewMut` (sealed, as [`SrcArg`]).
 pub trait DstArg<T>: DeviceSlice<T> + sealed::Sealed {
+    /// As [`SrcArg::ptr`], for a launch that writes the buffer: it waits for
+    /// earlier readers and writers, and records the launch as a writer.
     #[doc(hidden)]
-    fn push_to<'a>(&'a mut self, args: &mut LaunchArgs<'a>);
+    fn ptr_mut<'a>(&'a mut self, stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>);
     /// The device address of the buffer's first element.
     #[doc(hidden)]
     fn address(&self, stream: &CudaStream) -> u64;
@@ -62,8 +67,8 @@ fn address_of<T>(buffer: &impl DevicePtr<T>, stream: &CudaStream) -> u64 {
 }
 
 impl<T> SrcArg<T> for CudaSlice<T> {
-    fn push_to<'a>(&'a self, args: &mut LaunchArgs<'a>) {
-        args.arg(self);
+    fn ptr<'a>(&'a self, stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
+        self.device_ptr(stream)
     }
     fn address(&self, stream: &CudaStream) -> u64 {
         address_of(self, stream)
@@ -74,8 +79,8 @@ impl<T> SrcArg<T> for CudaSlice<T> {
 }
 
 impl<T> SrcArg<T> for CudaView<'_, T> {
-    fn push_to<'a>(&'a self, args: &mut LaunchArgs<'a>) {
-        args.arg(self);
+    fn ptr<'a>(&'a self, stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
+        self.device_ptr(stream)
     }
     fn address(&self, stream: &CudaStream) -> u64 {
         address_of(self, stream)
@@ -86,8 +91,8 @@ impl<T> SrcArg<T> for CudaView<'_, T> {
 }
 
 impl<T> DstArg<T> for CudaSlice<T> {
-    fn push_to<'a>(&'a mut self, args: &mut LaunchArgs<'a>) {
-        args.arg(self);
+    fn ptr_mut<'a>(&'a mut self, stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
+        self.device_ptr_mut(stream)
     }
     fn address(&self, stream: &CudaStream) -> u64 {
         address_of(self, stream)
@@ -98,8 +103,8 @@ impl<T> DstArg<T> for CudaSlice<T> {
 }
 
 impl<T> DstArg<T> for CudaViewMut<'_, T> {
-    fn push_to<'a>(&'a mut self, args: &mut LaunchArgs<'a>) {
-        args.arg(self);
+    fn ptr_mut<'a>(&'a mut self, stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
+        self.device_ptr_mut(stream)
     }
     fn address(&self, stream: &CudaStream) -> u64 {
         address_of(self, stream)
@@ -440,17 +445,17 @@ where
     let (wide, n) = shape.params();
     // Every parameter is below 2^32 when the 32-bit build runs (`index32`).
     let narrow = wide.map(|s| s as u32);
-    let mut args = stream.launch_builder(&loaded.func);
-    src.push_to(&mut args);
-    dst.push_to(&mut args);
-    if kernel.is_index64() {
-        wide[..n].iter().for_each(|s| {
-            args.arg(s);
-        });
+    let scalars = if kernel.is_index64() {
+        ffi::Scalars::Wide(&wide[..n])
     } else {
-        narrow[..n].iter().for_each(|s| {
-            args.arg(s);
-        });
-    }
-    ffi::launch(&mut args, cfg).map_err(|e| Error::cuda(e, "the kernel launch"))
+        ffi::Scalars::Narrow(&narrow[..n])
+    };
+    // On sm_90 and later the kernel launches as a programmatic dependent of the
+    // one before it: it starts while that one drains and waits in its first
+    // instruction for it to finish (the generated `griddepcontrol.wait`).
+    let programmatic = device::programmatic(ctx);
+    let (from, _read) = src.ptr(stream);
+    let (to, _written) = dst.ptr_mut(stream);
+    ffi::launch(stream, &loaded.func, cfg, [from, to], scalars, programmatic)
+        .map_err(|e| Error::cuda(e, "the kernel launch"))
 }

@@ -134,6 +134,14 @@ fn write_entry(w: &mut CWriter, k: &Kernel) -> fmt::Result {
             w,
             "const unsigned tx = threadIdx.x;\nconst unsigned ty = threadIdx.y;"
         )?;
+        // Launched as a programmatic dependent of the kernel before it in the
+        // stream (sm_90 on; the runtime's launch), a kernel may start while that
+        // one still runs: it waits here, before any memory access, for that
+        // kernel to finish and its writes to show (a no-op otherwise).
+        writeln!(
+            w,
+            "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\nasm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n#endif"
+        )?;
         if g.form == Form::Skew {
             // The launch's block: telling the compiler lets it drop the skew tile's
             // bounds arithmetic (docs/design.md); the vec tiles ran slower with it.

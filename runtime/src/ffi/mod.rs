@@ -13,7 +13,7 @@
 #[cfg(feature = "nccl")]
 pub mod peer;
 
-use cudarc::driver::{DriverError, LaunchArgs, LaunchConfig};
+use cudarc::driver::{CudaFunction, CudaStream, DriverError, LaunchConfig};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::Path;
 
@@ -307,15 +307,80 @@ pub fn driver_version() -> Result<i32, DriverError> {
     }
 }
 
-/// Launches the kernel whose arguments `args` holds.
-pub fn launch(args: &mut LaunchArgs<'_>, cfg: LaunchConfig) -> Result<(), DriverError> {
-    // SAFETY: the only caller (`launch::transpose`) pushed exactly the generated
-    // kernel's parameters in order (src, dst, then the used entries of
+/// A generated kernel's parameters after its two pointers: `u32` values for its
+/// 32-bit build, `u64` for its 64-bit one.
+pub enum Scalars<'a> {
+    Narrow(&'a [u32]),
+    Wide(&'a [u64]),
+}
+
+/// Launches a generated kernel on `stream`: its parameters are `ptrs` (`src`,
+/// `dst`), then `scalars`. With `programmatic` it launches as a programmatic
+/// dependent of the stream's previous kernel
+/// (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`): it may start
+/// before that kernel ends, and its first instruction waits for it.
+pub fn launch(
+    stream: &CudaStream,
+    func: &CudaFunction,
+    cfg: LaunchConfig,
+    ptrs: [u64; 2],
+    scalars: Scalars<'_>,
+    programmatic: bool,
+) -> Result<(), DriverError> {
+    use cudarc::driver::sys;
+    stream.context().bind_to_thread()?;
+    let mut params: Vec<*mut c_void> = ptrs
+        .iter()
+        .map(|p| p as *const u64 as *mut c_void)
+        .collect();
+    match scalars {
+        Scalars::Narrow(s) => params.extend(s.iter().map(|v| v as *const u32 as *mut c_void)),
+        Scalars::Wide(s) => params.extend(s.iter().map(|v| v as *const u64 as *mut c_void)),
+    }
+    let mut value = sys::CUlaunchAttributeValue { pad: [0; 64] };
+    value.programmaticStreamSerializationAllowed = 1;
+    let mut attr = sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        pad: [0; 4],
+        value,
+    };
+    let config = sys::CUlaunchConfig {
+        gridDimX: cfg.grid_dim.0,
+        gridDimY: cfg.grid_dim.1,
+        gridDimZ: cfg.grid_dim.2,
+        blockDimX: cfg.block_dim.0,
+        blockDimY: cfg.block_dim.1,
+        blockDimZ: cfg.block_dim.2,
+        sharedMemBytes: cfg.shared_mem_bytes,
+        hStream: stream.cu_stream(),
+        attrs: if programmatic {
+            &mut attr
+        } else {
+            std::ptr::null_mut()
+        },
+        numAttrs: u32::from(programmatic),
+    };
+    // SAFETY: the only caller (`launch::run`) passes the generated kernel's
+    // parameters in order (`src`, `dst`, then the used entries of
     // `Shape::params`: the seven scalars and the outer axes', as many as the
-    // kernel takes (`launch::why_unfit` checked that): u32 for the 32-bit build, which runs only where
-    // `check::index32::proven` showed every index fits, u64 for the 64-bit one),
-    // checked with overflow-free arithmetic that both buffers hold every element the shape addresses, and sized the
-    // grid, block and dynamic shared memory from the same spec; the kernel only
-    // reads `src` and writes `dst` inside those bounds.
-    unsafe { args.launch(cfg) }.map(|_| ())
+    // kernel takes (`launch::why_unfit` checked that): u32 for the 32-bit build,
+    // which runs only where `check::index32::proven` showed every index fits,
+    // u64 for the 64-bit one); `params` points at values that outlive the call.
+    // It checked with overflow-free arithmetic that both buffers hold every
+    // element the shape addresses, took both addresses from their buffers on
+    // this stream (ordered after their earlier users), and sized the grid, block
+    // and dynamic shared memory from the same spec; the kernel only reads `src`
+    // and writes `dst` inside those bounds. A programmatic launch changes only
+    // when the kernel may start: every generated kernel waits
+    // (`griddepcontrol.wait`) before its first memory access for the kernel
+    // before it to finish and its writes to show.
+    unsafe {
+        sys::cuLaunchKernelEx(
+            &config,
+            func.cu_function(),
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    }
+    .result()
 }

@@ -1,6 +1,6 @@
 // The launcher trusts a buffer's length and pointer, so only cudarc's buffer
 // types implement SrcArg and DstArg.
-use bankfree::cudarc::driver::{CudaStream, CudaView, DeviceSlice, LaunchArgs};
+use bankfree::cudarc::driver::{CudaStream, CudaView, DeviceSlice, SyncOnDrop};
 use bankfree::runtime::SrcArg;
 
 struct Liar;
@@ -15,7 +15,9 @@ impl DeviceSlice<f32> for Liar {
 }
 
 impl SrcArg<f32> for Liar {
-    fn push_to<'a>(&'a self, _: &mut LaunchArgs<'a>) {}
+    fn ptr<'a>(&'a self, _: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
+        unimplemented!()
+    }
     fn address(&self, _: &CudaStream) -> u64 {
         0
     }
