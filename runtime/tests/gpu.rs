@@ -446,3 +446,58 @@ fn tiles_taken_down_the_columns_are_exact() {
     }
     assert!(ran >= 20, "only {ran} runs");
 }
+
+/// Calls back to back, each reading what the one before it wrote: on sm_90 and
+/// later each kernel launches as a programmatic dependent of the one before
+/// and may start while it drains, so a kernel that read before its wait would
+/// read stale data here. Then the same round trips captured in a CUDA graph
+/// and replayed.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn chained_calls_and_captured_graphs_are_exact() {
+    use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+    let ctx = CudaContext::new(0).expect("GPU 0");
+    // SAFETY: every buffer below lives on the one stream `s`, which orders all
+    // their uses (a captured stream cannot wait on events recorded outside it).
+    unsafe { ctx.disable_event_tracking() };
+    let s = ctx.new_stream().expect("a stream that can be captured");
+    let (there, back) = (Shape::new(1027, 2049), Shape::new(2049, 1027));
+    let n = there.src_elems().expect("shape") as usize;
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let host: Vec<u32> = (0..n).map(|_| rng.next() as u32).collect();
+    let mut q = s.clone_htod(&host).expect("upload");
+    let mut p = s.alloc_zeros::<u32>(n).expect("alloc");
+    for k in [
+        kernel(32, 4, Strategy::Pad(None)),
+        kernel(64, 4, Strategy::Xor),
+    ] {
+        // Each round trip: p = q^T, then q = p^T, which must give q back.
+        let trip = |p: &mut _, q: &mut _| {
+            transpose(&k, &*q, p, &there, None).expect("there");
+            transpose(&k, &*p, q, &back, None).expect("back");
+        };
+        for _ in 0..16 {
+            trip(&mut p, &mut q);
+        }
+        assert_eq!(s.clone_dtoh(&q).expect("download"), host, "{}", k.entry());
+        s.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .expect("capture");
+        for _ in 0..4 {
+            trip(&mut p, &mut q);
+        }
+        let graph = s
+            .end_capture(CUgraphInstantiate_flags(0))
+            .expect("instantiate")
+            .expect("a graph");
+        s.memcpy_htod(&vec![0u32; n], &mut p).expect("clear p");
+        for _ in 0..3 {
+            graph.launch().expect("replay");
+        }
+        assert_eq!(
+            s.clone_dtoh(&q).expect("download"),
+            host,
+            "{} replayed",
+            k.entry()
+        );
+    }
+}
