@@ -353,13 +353,11 @@ pub fn launch(
         blockDimZ: cfg.block_dim.2,
         sharedMemBytes: cfg.shared_mem_bytes,
         hStream: stream.cu_stream(),
-        attrs: if programmatic {
-            &mut attr
-        } else {
-            std::ptr::null_mut()
-        },
-        numAttrs: u32::from(programmatic),
+        attrs: &mut attr,
+        numAttrs: 1,
     };
+    // A plain launch takes `cuLaunchKernel`: a driver too old to have
+    // `cuLaunchKernelEx` (cudarc panics on a missing symbol) runs no sm_90 GPU.
     // SAFETY: the only caller (`launch::run`) passes the generated kernel's
     // parameters in order (`src`, `dst`, then the used entries of
     // `Shape::params`: the seven scalars and the outer axes', as many as the
@@ -375,12 +373,23 @@ pub fn launch(
     // (`griddepcontrol.wait`) before its first memory access for the kernel
     // before it to finish and its writes to show.
     unsafe {
-        sys::cuLaunchKernelEx(
-            &config,
-            func.cu_function(),
-            params.as_mut_ptr(),
-            std::ptr::null_mut(),
-        )
+        if programmatic {
+            sys::cuLaunchKernelEx(
+                &config,
+                func.cu_function(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+            .result()
+        } else {
+            cudarc::driver::result::launch_kernel(
+                func.cu_function(),
+                cfg.grid_dim,
+                cfg.block_dim,
+                cfg.shared_mem_bytes,
+                stream.cu_stream(),
+                &mut params,
+            )
+        }
     }
-    .result()
 }
