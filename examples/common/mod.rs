@@ -95,13 +95,19 @@ pub fn noise<T>(n: usize, make: impl Fn(u64) -> T) -> Vec<T> {
 }
 
 /// GPU 0 in one line: name, compute capability, the measured class its defaults
-/// are picked for (with its peak memory bandwidth per SM) and NVRTC's version.
+/// are picked for (with its peak memory bandwidth per SM), whether kernels
+/// launch as programmatic dependents, and NVRTC's version.
 pub fn gpu_line(p: &bankfree::runtime::Probe) -> String {
     let per_sm = p
         .bandwidth_per_sm
         .map_or(String::new(), |b| format!(", {b:.1} GB/s per SM"));
+    let launch = if p.programmatic {
+        "programmatic launch"
+    } else {
+        "plain launch"
+    };
     format!(
-        "{} (sm_{}{}; defaults of class {}{per_sm}), NVRTC {}.{}",
+        "{} (sm_{}{}; defaults of class {}{per_sm}; {launch}), NVRTC {}.{}",
         p.device, p.compute_capability.0, p.compute_capability.1, p.gpu_class, p.nvrtc.0, p.nvrtc.1
     )
 }

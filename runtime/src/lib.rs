@@ -65,6 +65,9 @@ pub struct Probe {
     pub gpu_class: bankfree_gen::select::device::GpuClass,
     /// Peak DRAM bandwidth per SM of GPU 0 in GB/s, where the driver reports it.
     pub bandwidth_per_sm: Option<f64>,
+    /// Whether kernels launch on GPU 0 as programmatic dependents of the kernel
+    /// before them ([`device::programmatic`]).
+    pub programmatic: bool,
 }
 
 /// Checks for the driver, GPU 0 and NVRTC, in that order, without panicking.
@@ -97,5 +100,6 @@ pub fn probe() -> Result<Probe> {
         nvrtc,
         gpu_class: device::class(&ctx),
         bandwidth_per_sm: device::bandwidth_per_sm(&ctx),
+        programmatic: device::programmatic(&ctx),
     })
 }
