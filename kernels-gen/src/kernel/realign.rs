@@ -86,15 +86,16 @@ pub const STORE_WORDS: i64 = 4;
 /// sm_80 and sm_90. 1-byte elements: 4 in the 32-bit build (48 registers on
 /// sm_80 and sm_90, where it would take 64 and 3 blocks unbounded), 3 in the
 /// 64-bit one (at 4 it spilled 28 bytes on sm_80). 2-byte elements: 6 in the
-/// 32-bit build (32 registers), 4 in the 64-bit one (47 registers; at 5 and 6
-/// it spilled 16 bytes on sm_80 and sm_90 once edge tiles issue all their
-/// loads first). sm_75 holds 3 blocks of 320 threads whatever the bound.
+/// 32-bit build (32 registers), 3 in the 64-bit one (60 to 62 registers; at 4
+/// it spilled 36 bytes on sm_90 along the rows once tail tiles came first, at
+/// 5 and 6 16 bytes on sm_80 and sm_90). sm_75 holds 3 blocks of 320 threads
+/// whatever the bound.
 pub fn realign_min_blocks(elem_bytes: u32, index64: bool) -> u32 {
     match (elem_bytes, index64) {
         (1, false) => 4,
         (1, true) => 3,
         (_, false) => 6,
-        (_, true) => 4,
+        (_, true) => 3,
     }
 }
 
