@@ -2,9 +2,10 @@
 //! `#[tiled_transpose]` function with `tile = auto` would otherwise run its
 //! kernel list.
 
+use crate::buffer::{DstArg, SrcArg};
 use crate::error::Result;
 use crate::kernel::KernelSource;
-use crate::launch::{transpose_first, transpose_units, DstArg, On, SrcArg};
+use crate::launch::{transpose_first, transpose_units, On};
 use crate::permute::{planned, PermuteOptions, Planned};
 use bankfree_gen::select::gather::vector_runs;
 use bankfree_gen::select::permute::Kind;

@@ -34,6 +34,7 @@ pub mod error;
 pub mod kernel;
 pub mod tune;
 
+mod buffer;
 mod cache;
 pub mod device;
 mod discover;
@@ -45,12 +46,13 @@ mod gathered;
 mod launch;
 mod permute;
 
+pub use buffer::{DstArg, SrcArg};
 pub use cache::{binary, stats, Stats};
 pub use discover::candidate_dirs as nvrtc_search_dirs;
 pub use error::{Error, Result};
 pub use gathered::{transpose_auto, transpose_gathered};
 pub use kernel::KernelSource;
-pub use launch::{transpose, transpose_first, DstArg, SrcArg};
+pub use launch::{transpose, transpose_first};
 pub use permute::{permute, permute_with, PermuteOptions};
 pub use tune::{autotune, Tuning};
 

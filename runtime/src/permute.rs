@@ -3,9 +3,10 @@
 //! batch, and the kernels it lists are generated once per process and launched
 //! like the attribute's.
 
+use crate::buffer::{DstArg, SrcArg};
 use crate::error::{Error, Result, Unfit};
 use crate::kernel::KernelSource;
-use crate::launch::{transpose_units, DstArg, On, SrcArg};
+use crate::launch::{transpose_units, On};
 use bankfree_gen::memo::FxMap;
 use bankfree_gen::select::permute::{plan, plan_kernels, plan_unwidened, Kind, Permute, MAX_RANK};
 use bankfree_gen::{Shape, Strategy};

@@ -59,9 +59,9 @@ pub use cudarc::nccl::{Comm, Id};
 pub use nccl::{check as check_nccl, local_comms, rank_comm, unique_id};
 pub use peer::PEER_BLOCKS_PER_SM;
 
+use crate::buffer::{DstArg, SrcArg};
 use crate::error::{Error, Result};
 use crate::ffi::{bytes_of, bytes_of_mut};
-use crate::launch::{DstArg, SrcArg};
 use bankfree_gen::select::dist::Plan;
 use cudarc::driver::CudaStream;
 use cudarc::nccl::{group_end, group_start};

@@ -12,9 +12,9 @@
 //! busy and leave the rest of the GPU to the own block.
 
 use super::steps::{apply, Local};
+use crate::buffer::{DstArg, SrcArg};
 use crate::error::Result;
 use crate::ffi::peer::{enable, writable, Alias};
-use crate::launch::{DstArg, SrcArg};
 use bankfree_gen::select::dist::Plan;
 use cudarc::driver::{CudaStream, DevicePtrMut};
 use cudarc::nccl::Comm;

@@ -3,9 +3,9 @@
 //! the communicators' streams, and the pipeline that overlaps them.
 
 use super::nccl;
+use crate::buffer::{DstArg, SrcArg};
 use crate::error::Result;
 use crate::ffi::{elems, elems_mut};
-use crate::launch::{DstArg, SrcArg};
 use crate::permute::{permute_with, PermuteOptions};
 use bankfree_gen::select::dist::{Move, Plan, Step};
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};

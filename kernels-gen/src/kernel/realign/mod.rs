@@ -56,6 +56,13 @@ use crate::kernel::moves::{Mem, Move, Pack, Place};
 use crate::kernel::order::TileOrder;
 use crate::kernel::tiling::Tiling;
 
+mod network;
+mod tail;
+
+pub use network::{network, network_regs, Perm};
+use tail::tail_tiles;
+pub use tail::TAIL_SPAN;
+
 /// The swizzle of a `realign` kernel's shared tile: word `w` of column `c` at
 /// `c * 64 + (w ^ (((c / cols_per_lane) & 7) << 2))`, after the rotation of `w`
 /// within its group of 4 (`realign_moves`' `rotated`: by `c`, plus the
@@ -159,52 +166,6 @@ pub struct Realign {
     /// `tile_r * side - sector + tx` of destination row `ty + block_rows *
     /// Var::J` of the tile, where that lies in its window and in the matrix.
     pub tail_move: Move,
-}
-
-/// The positions of each destination row a tail tile moves, one per lane:
-/// from a sector before the tile's first position on (where the rows' windows
-/// start at the latest).
-pub const TAIL_SPAN: i64 = 32;
-
-/// One `__byte_perm(r[a], r[b], sel)` into `r[out]` of the register transpose.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Perm {
-    pub out: usize,
-    pub a: usize,
-    pub b: usize,
-    pub sel: u32,
-}
-
-const fn perm(out: usize, a: usize, b: usize, sel: u32) -> Perm {
-    Perm { out, a, b, sel }
-}
-
-/// The register transpose of one 32-bit word position `q` of a block of `vec`
-/// rows: registers `0..vec` hold the rows' words (row `k`'s word `q`: its
-/// columns `vec * q ..`), and the last `vec` registers end up holding the
-/// columns' words (column `vec * q + m`'s word: its `vec` rows).
-pub fn network(vec: u32) -> &'static [Perm] {
-    const FOUR: [Perm; 8] = [
-        perm(4, 0, 1, 0x5140),
-        perm(5, 0, 1, 0x7362),
-        perm(6, 2, 3, 0x5140),
-        perm(7, 2, 3, 0x7362),
-        perm(8, 4, 6, 0x5410),
-        perm(9, 4, 6, 0x7632),
-        perm(10, 5, 7, 0x5410),
-        perm(11, 5, 7, 0x7632),
-    ];
-    const TWO: [Perm; 2] = [perm(2, 0, 1, 0x5410), perm(3, 0, 1, 0x7632)];
-    if vec == 4 {
-        &FOUR
-    } else {
-        &TWO
-    }
-}
-
-/// Registers [`network`] uses: its inputs, temporaries and outputs.
-pub fn network_regs(vec: u32) -> usize {
-    network(vec).iter().map(|p| p.out + 1).max().unwrap_or(0)
 }
 
 /// The tile lets, the two moves and the rest of a `realign` kernel whose blocks
@@ -411,61 +372,4 @@ pub(crate) fn realign_moves(
         tail_move,
     };
     (tile_lets, vec![store, write], realign)
-}
-
-/// The guard of a tail tile and its one move ([`Realign::tail`]). Position
-/// `tp - sector` (`tp = tile_r * side + tx`, counted a sector down so that no
-/// value is negative) of destination row `td` lies in the row's window from
-/// `ts` positions before the tile (`tx + ts >= sector`) and in the matrix
-/// (`tp < rows + sector`); the tile's rows past the matrix hold nothing, and
-/// its rows from the window's start were the row of tiles above's to write.
-fn tail_tiles(
-    g: &Geometry,
-    batch: &BatchBase,
-    tile_r: &Expr,
-    tile_c: &Expr,
-    dst_phase: &dyn Fn(Expr) -> Expr,
-) -> (Guard, Move) {
-    let v = Expr::var;
-    let side = i64::from(g.tile_elems());
-    let sector = i64::from(g.sector_elems());
-    let rows_per = i64::from(g.block_rows);
-    let tail = Guard(vec![
-        Less(Expr::Lit(0), tile_r.clone()),
-        Less(
-            v(Var::Rows),
-            tile_r.clone() * side + (TAIL_SPAN - sector + 1),
-        ),
-    ]);
-    let c = Expr::small("tc", v(Var::Ty) + v(Var::J) * rows_per);
-    let d = Expr::named("td", tile_c.clone() * side + c.clone());
-    let e0 = Expr::named("te0", batch.dst.clone() + d.clone() * v(Var::DstLd));
-    let ts = Expr::small("tts", dst_phase(e0.clone()));
-    let tp = Expr::named("tp", tile_r.clone() * side + v(Var::Tx));
-    let iters = (side + rows_per - 1) / rows_per;
-    let mut guard = Vec::new();
-    if side % rows_per != 0 {
-        guard.push(Less(c.clone(), Expr::Lit(side)));
-    }
-    guard.extend([
-        Less(d.clone(), v(Var::Cols)),
-        Less(Expr::Lit(sector - 1), v(Var::Tx) + ts.clone()),
-        Less(tp.clone(), v(Var::Rows) + sector),
-    ]);
-    let tail_move = Move {
-        lets: vec![c, d.clone(), e0.clone(), ts, tp.clone()],
-        guard: Guard(guard),
-        from: Place {
-            mem: Mem::Src,
-            index: batch.src.clone() + (tp.clone() - sector) * v(Var::SrcLd) + d,
-        },
-        to: Place {
-            mem: Mem::Dst,
-            index: e0 + tp - sector,
-        },
-        transpose: false,
-        iters: iters as u32,
-        pack: None,
-    };
-    (tail, tail_move)
 }
