@@ -5,7 +5,7 @@ use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop,
 };
 
-/// Implemented only here: a buffer's `len` and the pointer it pushes are what the
+/// Implemented only here: a buffer's `len` and the pointer it gives are what the
 /// bounds checks trust, so a user type could make a kernel write anywhere.
 mod sealed {
     pub trait Sealed {}
