@@ -60,8 +60,8 @@ mod network;
 mod tail;
 
 pub use network::{network, network_regs, Perm};
-use tail::tail_tiles;
 pub use tail::TAIL_SPAN;
+use tail::{tail_tiles, Places};
 
 /// The swizzle of a `realign` kernel's shared tile: word `w` of column `c` at
 /// `c * 64 + (w ^ (((c / cols_per_lane) & 7) << 2))`, after the rotation of `w`
@@ -232,7 +232,16 @@ pub(crate) fn realign_moves(
     let dst_row = |c: Expr| tile_c.clone() * side + c;
     let dst_start = |d: Expr| batch.dst.clone() + d * v(Var::DstLd);
     let dst_phase = |e0: Expr| (e0 + v(Var::DstOff) + tile_r.clone() * side).and(sector - 1);
-    let (tail, tail_move) = tail_tiles(g, batch, &tile_r, &tile_c, &dst_phase);
+    // Source element (`rp - sector`, `c`), its row counted a sector down (the
+    // read side's rows, which start a sector above the tile).
+    let src_below = |rp: Expr, c: Expr| batch.src.clone() + rp * v(Var::SrcLd) + c;
+    let places = Places {
+        dst_row: &dst_row,
+        dst_start: &dst_start,
+        dst_phase: &dst_phase,
+        src_below: &src_below,
+    };
+    let (tail, tail_move) = tail_tiles(g, &tile_r, &places);
     // Word `w` of column `c` rotated within its group of 4 by the column's
     // window phase and its place among the 4 columns a warp writes at once
     // (see [`realign_swizzle`]).
@@ -253,7 +262,7 @@ pub(crate) fn realign_moves(
         Less(row.clone(), v(Var::Rows) + sector),
     ]);
     let ld = v(Var::SrcLd);
-    let shifted = batch.src.clone() + row.clone() * ld.clone() + c0.clone(); // x + sector rows
+    let shifted = src_below(row.clone(), c0.clone()); // x + sector rows
     let at = Expr::named("x", shifted.clone() - ld.clone() * sector);
     let phase = Expr::small("ph", (at.clone() + v(Var::SrcOff)).and(cpl - 1));
     // x - ph >= the matrix's first element, and x - ph + 2 vectors <= its end.

@@ -4,7 +4,6 @@
 
 use crate::ir::expr::{Expr, Var};
 use crate::ir::guard::{Guard, Less};
-use crate::kernel::batch::BatchBase;
 use crate::kernel::geometry::Geometry;
 use crate::kernel::moves::{Mem, Move, Place};
 
@@ -13,19 +12,27 @@ use crate::kernel::moves::{Mem, Move, Place};
 /// start at the latest).
 pub const TAIL_SPAN: i64 = 32;
 
-/// The guard of a tail tile and its one move ([`Realign::tail`]). Position
-/// `tp - sector` (`tp = tile_r * side + tx`, counted a sector down so that no
-/// value is negative) of destination row `td` lies in the row's window from
-/// `ts` positions before the tile (`tx + ts >= sector`) and in the matrix
+/// The index expressions a tail tile shares with the tile's own moves, built
+/// once in [`super::realign_moves`].
+pub(super) struct Places<'a> {
+    /// Column `c` of the tile: its destination row `d`.
+    pub dst_row: &'a dyn Fn(Expr) -> Expr,
+    /// Destination row `d`: its first element `e0`.
+    pub dst_start: &'a dyn Fn(Expr) -> Expr,
+    /// Row start `e0`: its window's phase `ts` against the tile.
+    pub dst_phase: &'a dyn Fn(Expr) -> Expr,
+    /// Source row `rp` (counted a sector down) and column `c`: the element of
+    /// row `rp - sector`, plus `sector * src_ld`.
+    pub src_below: &'a dyn Fn(Expr, Expr) -> Expr,
+}
+
+/// The guard of a tail tile and its one move ([`Realign::tail`](super::Realign::tail)).
+/// Position `tp - sector` (`tp = tile_r * side + tx`, counted a sector down so
+/// that no value is negative) of destination row `td` lies in the row's window
+/// from `ts` positions before the tile (`tx + ts >= sector`) and in the matrix
 /// (`tp < rows + sector`); the tile's rows past the matrix hold nothing, and
 /// its rows from the window's start were the row of tiles above's to write.
-pub(super) fn tail_tiles(
-    g: &Geometry,
-    batch: &BatchBase,
-    tile_r: &Expr,
-    tile_c: &Expr,
-    dst_phase: &dyn Fn(Expr) -> Expr,
-) -> (Guard, Move) {
+pub(super) fn tail_tiles(g: &Geometry, tile_r: &Expr, at: &Places<'_>) -> (Guard, Move) {
     let v = Expr::var;
     let side = i64::from(g.tile_elems());
     let sector = i64::from(g.sector_elems());
@@ -38,9 +45,9 @@ pub(super) fn tail_tiles(
         ),
     ]);
     let c = Expr::small("tc", v(Var::Ty) + v(Var::J) * rows_per);
-    let d = Expr::named("td", tile_c.clone() * side + c.clone());
-    let e0 = Expr::named("te0", batch.dst.clone() + d.clone() * v(Var::DstLd));
-    let ts = Expr::small("tts", dst_phase(e0.clone()));
+    let d = Expr::named("td", (at.dst_row)(c.clone()));
+    let e0 = Expr::named("te0", (at.dst_start)(d.clone()));
+    let ts = Expr::small("tts", (at.dst_phase)(e0.clone()));
     let tp = Expr::named("tp", tile_r.clone() * side + v(Var::Tx));
     let iters = (side + rows_per - 1) / rows_per;
     let mut guard = Vec::new();
@@ -57,7 +64,7 @@ pub(super) fn tail_tiles(
         guard: Guard(guard),
         from: Place {
             mem: Mem::Src,
-            index: batch.src.clone() + (tp.clone() - sector) * v(Var::SrcLd) + d,
+            index: (at.src_below)(tp.clone(), d) - v(Var::SrcLd) * sector,
         },
         to: Place {
             mem: Mem::Dst,
