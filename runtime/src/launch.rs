@@ -303,16 +303,14 @@ where
     // index exactly and is the faster build. The twin's geometry is what the proof
     // of the 32-bit build and the grid take (a skew twin is narrower).
     let width = if g.squats() { shape.rows } else { shape.cols };
-    let kernel = kernel
-        .for_gpu(|| crate::device::class(ctx))
-        .for_width(width);
+    let kernel = kernel.for_gpu(|| device::class(ctx)).for_width(width);
     // A squat kernel's blocks take several tiles each (`SQUAT_BLOCKS_PER_SM`), and
     // so do a capped call's; a realign kernel's tile order depends on how many
     // of its blocks the GPU holds at once. No other launch asks for the SM count.
     let sms = || device::sm_count(ctx);
     let index64 = kernel.is_index64() || !index32::runs(kernel.geometry(), shape);
     let kernel = kernel.in_order(|| {
-        let class = crate::device::class(ctx);
+        let class = device::class(ctx);
         sms().map_or(TileOrder::Rows, |n| {
             realign_order(class, kernel.geometry(), index64, shape.cols, n)
         })
@@ -357,8 +355,8 @@ where
         ffi::Scalars::Narrow(&narrow[..n])
     };
     // On sm_90 and later the kernel launches as a programmatic dependent of the
-    // one before it: it starts while that one drains and waits in its first
-    // instruction for it to finish (the generated `griddepcontrol.wait`).
+    // one before it: it starts while that one drains and waits for it to finish
+    // before its first memory access (the generated `griddepcontrol.wait`).
     let programmatic = device::programmatic(ctx);
     let (from, _read) = src.ptr(stream);
     let (to, _written) = dst.ptr_mut(stream);

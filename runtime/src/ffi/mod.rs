@@ -318,7 +318,7 @@ pub enum Scalars<'a> {
 /// `dst`), then `scalars`. With `programmatic` it launches as a programmatic
 /// dependent of the stream's previous kernel
 /// (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`): it may start
-/// before that kernel ends, and its first instruction waits for it.
+/// before that kernel ends, and waits for it before its first memory access.
 pub fn launch(
     stream: &CudaStream,
     func: &CudaFunction,
