@@ -227,6 +227,27 @@ fn shapes() -> Vec<(&'static str, Shape, usize)> {
             },
             1,
         ),
+        // Thin calls of fewer tiles than the GPU holds run the kernel that
+        // splits its column words between two warps (1-byte from 21 columns,
+        // 2-byte from 19): an odd number of column steps (the second half's
+        // last past the width), a pitched destination, offset views, a batch.
+        (
+            "offset views odd thin 5003x25",
+            Shape {
+                dst_ld: 5007,
+                ..Shape::new(5003, 25)
+            },
+            3,
+        ),
+        (
+            "odd thin batch with gaps 3x2001x23",
+            Shape {
+                src_batch_stride: 2001 * 23 + 9,
+                dst_batch_stride: 23 * 2001 + 4,
+                ..Shape::batched(3, 2001, 23)
+            },
+            0,
+        ),
     ]
 }
 

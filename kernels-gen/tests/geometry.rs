@@ -10,6 +10,7 @@ fn units() {
         block_rows: 8,
         elem_bytes,
         vec,
+        split: false,
     };
     assert_eq!(g(12, 1).unit(), (Unit::U32, 3));
     assert_eq!(g(16, 1).unit(), (Unit::U128, 1));
@@ -25,6 +26,7 @@ fn skew_tiles_are_64_rows_deep() {
         block_rows: 8,
         elem_bytes: 4,
         vec: 1,
+        split: false,
     };
     assert_eq!((skew(32).skew_depth(), skew(32).shared_rows()), (2, 71));
     assert_eq!((skew(64).skew_depth(), skew(64).shared_rows()), (1, 71));
@@ -39,6 +41,7 @@ fn the_sector_phase_says_which_elements_start_on_sectors() {
             block_rows: 8,
             elem_bytes,
             vec: 1,
+            split: false,
         };
         let (s, (d, m)) = (g.sector_elems(), g.sector_phase());
         assert_eq!(s * elem_bytes % 32, 0, "{elem_bytes}-byte period");
@@ -60,6 +63,7 @@ fn the_sector_phase_says_which_elements_start_on_sectors() {
         block_rows: 8,
         elem_bytes: 12,
         vec: 1,
+        split: false,
     };
     assert_eq!((twelve.sector_elems(), twelve.sector_phase()), (8, (4, 3)));
 }

@@ -12,7 +12,7 @@ use bankfree_gen::check::sim::{self, Grid, Offsets};
 use bankfree_gen::check::suit::{kernel_suits_at, thin_vec_cols, unsuited};
 use bankfree_gen::ir::shape::{Axis, Outer};
 use bankfree_gen::kernel::geometry::Quotients;
-use bankfree_gen::kernel::thin::{thin_subtiles, THIN_MAX_COLS};
+use bankfree_gen::kernel::thin::{split_min_cols, thin_subtiles, THIN_MAX_COLS};
 use bankfree_gen::{Kernel, Model, Shape, TransposeSpec};
 use common::check_at;
 
@@ -156,4 +156,62 @@ fn wide_aligned_sources_go_to_the_vec_kernels_unless_a_skew_tile_comes_first() {
     let g = thin(2).spec().geometry;
     assert_eq!(unsuited(&g, &Shape::new(582_540, 36)), None);
     assert!(unsuited(&thin(1).spec().geometry, &Shape::new(582_540, 40)).is_some());
+}
+
+#[test]
+fn split_thin_kernels_cover_every_element_once_with_half_the_rows_a_tile() {
+    for e in [1u32, 2] {
+        let kernel = Kernel::build(
+            TransposeSpec::thin(e)
+                .and_then(|s| s.with_split())
+                .expect("valid"),
+        )
+        .expect("builds");
+        assert!(kernel.analyze(Model::Hopper).conflict_free, "{e}-byte");
+        let g = kernel.spec().geometry;
+        let (per, vec) = (u64::from(16 / e), u64::from(4 / e));
+        // Half a sub-tile of the unsplit kernel's: 4 warps' runs.
+        let tile = 124 * vec;
+        assert_eq!(u64::from(g.thin_tile_rows()), tile);
+        let first = split_min_cols(e);
+        assert!(kernel.with_width(first - 1).is_err(), "{e}-byte");
+        for cols in first..=THIN_MAX_COLS as u32 {
+            let one = kernel.with_width(cols).expect("a split width");
+            let mut interior = 0;
+            for rows in [1, 5, tile - 1, tile + 3, 3 * tile + 7] {
+                let shape = Shape {
+                    dst_ld: rows + 2 * u64::from(cols % 3),
+                    ..Shape::new(rows, u64::from(cols))
+                };
+                let phases: Vec<(u64, u64)> = if cols == 31 && rows == 3 * tile + 7 {
+                    (0..per)
+                        .flat_map(|s| (0..vec).map(move |d| (s, d)))
+                        .collect()
+                } else {
+                    vec![(u64::from(cols) % per, rows % vec), (per - 1, 0)]
+                };
+                for (s, d) in phases {
+                    for index32 in [false, true] {
+                        interior += check(&one, &shape, Offsets { src: s, dst: d }, index32, None);
+                    }
+                }
+            }
+            assert!(interior > 0, "{e}-byte, {cols} columns: no interior tile");
+        }
+        // Batches with gaps on a grid smaller than the work, an odd number of
+        // column steps (the second half's last step past the width).
+        let odd = kernel
+            .with_width(if e == 1 { 25 } else { 21 })
+            .expect("a split width");
+        let mut batched = Shape::batched(3, 2 * tile + 5, u64::from(odd.width().unwrap_or(0)));
+        batched.src_batch_stride += 7;
+        batched.dst_batch_stride += 3;
+        check(
+            &odd,
+            &batched,
+            Offsets { src: 5, dst: 1 },
+            true,
+            Some(Grid { x: 2, y: 2 }),
+        );
+    }
 }

@@ -130,7 +130,7 @@ fn variant_tokens(k: &Kernel) -> TokenStream {
         Layout::Rotate => quote!(Rotate),
     };
     let g = &k.spec().geometry;
-    let (tile, rows, elem, vec) = (g.tile, g.block_rows, g.elem_bytes, g.vec);
+    let (tile, rows, elem, vec, split) = (g.tile, g.block_rows, g.elem_bytes, g.vec, g.split);
     quote! {
         #private::Variant {
             spec: #private::TransposeSpec {
@@ -140,6 +140,7 @@ fn variant_tokens(k: &Kernel) -> TokenStream {
                     block_rows: #rows,
                     elem_bytes: #elem,
                     vec: #vec,
+                    split: #split,
                 },
                 strategy: #private::Strategy::#strategy,
             },

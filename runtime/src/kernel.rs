@@ -48,6 +48,9 @@ pub struct KernelSource {
     /// A `realign` kernel's twin that takes its tiles down the columns
     /// ([`KernelSource::in_order`]), made on first use and shared by clones.
     columns: Arc<OnceLock<Option<KernelSource>>>,
+    /// A `thin` width's twin that splits its column words between two warps
+    /// ([`KernelSource::split_for`]), made on first use and shared by clones.
+    split: Arc<OnceLock<Option<KernelSource>>>,
 }
 
 impl PartialEq for KernelSource {
@@ -129,6 +132,7 @@ impl KernelSource {
             kernel: None,
             twins: Arc::default(),
             columns: Arc::default(),
+            split: Arc::default(),
             widths: if geometry.has_widths() {
                 (0..=THIN_MAX_COLS.max(u64::from(SQUAT_MAX_ROWS)))
                     .map(|_| OnceLock::new())
@@ -291,6 +295,22 @@ impl KernelSource {
         }
         self.columns
             .get_or_init(|| Some(self.same_build(&k.with_order(TileOrder::Columns).ok()?)))
+            .as_ref()
+            .unwrap_or(self)
+    }
+
+    /// A `thin` width's twin that splits each lane's column words between two
+    /// warps (`Kernel::with_split`), where `wants` says the call should run it
+    /// (`bankfree_gen::select::split::thin_split`); any other kernel, as it is.
+    pub(crate) fn split_for(&self, wants: impl FnOnce(&Kernel) -> bool) -> &KernelSource {
+        let Some(k) = &self.kernel else {
+            return self;
+        };
+        if !self.geometry.thins() || !wants(k) {
+            return self;
+        }
+        self.split
+            .get_or_init(|| Some(self.same_build(&k.with_split().ok()?)))
             .as_ref()
             .unwrap_or(self)
     }
@@ -475,5 +495,26 @@ mod tests {
         }
         let k = kernel();
         assert!(std::ptr::eq(k.for_width(11), &k));
+    }
+
+    #[test]
+    fn a_thin_width_runs_its_split_twin_where_the_call_asks_for_it() {
+        let thin = KernelSource::from_kernel(
+            &Kernel::build(TransposeSpec::thin(1).expect("valid")).expect("builds"),
+        );
+        let w28 = thin.for_width(28);
+        assert!(std::ptr::eq(w28.split_for(|_| false), w28));
+        let split = w28.split_for(|k| k.width() == Some(28));
+        assert_eq!(split.entry(), format!("{}_split_w28", thin.entry()));
+        assert!(split.geometry().split);
+        assert!(split.shared_bytes() < w28.shared_bytes(), "half the stage");
+        assert!(std::ptr::eq(split, w28.split_for(|_| true)), "made once");
+        // The 64-bit build's twin is the twin's 64-bit build.
+        assert!(w28.index64().split_for(|_| true).is_index64());
+        // A width the split kernel is not built for, and other kernels.
+        let w12 = thin.for_width(12);
+        assert!(std::ptr::eq(w12.split_for(|_| true), w12));
+        let k = kernel();
+        assert!(std::ptr::eq(k.split_for(|_| true), &k));
     }
 }

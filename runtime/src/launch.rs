@@ -14,6 +14,7 @@ use bankfree_gen::kernel::launch::{launch, Launch};
 use bankfree_gen::kernel::order::TileOrder;
 use bankfree_gen::kernel::squat::SQUAT_BLOCKS_PER_SM;
 use bankfree_gen::select::device::realign_order;
+use bankfree_gen::select::split::thin_split;
 use bankfree_gen::Shape;
 use cudarc::driver::{CudaStream, LaunchConfig};
 use std::sync::Arc;
@@ -305,9 +306,12 @@ where
     let width = if g.squats() { shape.rows } else { shape.cols };
     let kernel = kernel.for_gpu(|| device::class(ctx)).for_width(width);
     // A squat kernel's blocks take several tiles each (`SQUAT_BLOCKS_PER_SM`), and
-    // so do a capped call's; a realign kernel's tile order depends on how many
-    // of its blocks the GPU holds at once. No other launch asks for the SM count.
+    // so do a capped call's; a realign kernel's tile order and whether a thin
+    // kernel splits its column words depend on how many of their blocks the
+    // GPU holds at once. No other launch asks for the SM count.
     let sms = || device::sm_count(ctx);
+    let kernel =
+        kernel.split_for(|k| sms().is_some_and(|n| thin_split(k, shape.batch, shape.rows, n)));
     let index64 = kernel.is_index64() || !index32::runs(kernel.geometry(), shape);
     let kernel = kernel.in_order(|| {
         let class = device::class(ctx);

@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use bankfree_gen::{check::fit::refusal, Form, Geometry, Shape};
-//! let g = Geometry { form: Form::Tall, tile: 32, block_rows: 8, elem_bytes: 4, vec: 1 };
+//! let g = Geometry { form: Form::Tall, tile: 32, block_rows: 8, elem_bytes: 4, vec: 1, split: false };
 //! assert_eq!(refusal(&g, &Shape::new(1 << 22, 3)), None);
 //! let r = refusal(&g, &Shape::new(1 << 22, 33)).expect("33 columns are too many");
 //! assert_eq!(r.to_string(), "cols = 33: a tall kernel takes at most 32 cols; a tile kernel runs it");

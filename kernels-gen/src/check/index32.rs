@@ -24,7 +24,7 @@
 //!
 //! ```
 //! use bankfree_gen::{check::index32::proven, Form, Geometry, Shape};
-//! let g = Geometry { form: Form::Tile, tile: 32, block_rows: 8, elem_bytes: 4, vec: 1 };
+//! let g = Geometry { form: Form::Tile, tile: 32, block_rows: 8, elem_bytes: 4, vec: 1, split: false };
 //! assert!(proven(&g, &Shape::new(8192, 8192)));
 //! assert!(!proven(&g, &Shape::new(1 << 17, 1 << 16))); // 2^33 elements: 64-bit
 //! ```
@@ -134,6 +134,7 @@ fn checks(g: &Geometry, outer: u8, fold: [u8; 2]) -> Checks {
                 ]
                 .map(Expr::clone),
             );
+            walked.extend(t.first_step.iter().cloned());
             for g in [
                 &t.staged,
                 &t.whole,
@@ -334,6 +335,7 @@ mod tests {
             block_rows: 8,
             elem_bytes,
             vec,
+            split: false,
         }
     }
 

@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use bankfree_gen::{check::suit::unsuited, Form, Geometry, Shape};
-//! let tile64 = Geometry { form: Form::Tile, tile: 64, block_rows: 4, elem_bytes: 1, vec: 1 };
+//! let tile64 = Geometry { form: Form::Tile, tile: 64, block_rows: 4, elem_bytes: 1, vec: 1, split: false };
 //! // A 64-tile on a side below it leaves most of itself idle.
 //! assert!(unsuited(&tile64, &Shape::new(100_000, 21)).is_some());
 //! assert_eq!(unsuited(&tile64, &Shape::new(4097, 4095)), None);
@@ -341,6 +341,7 @@ mod tests {
             block_rows: 8,
             elem_bytes,
             vec,
+            split: false,
         }
     }
 

@@ -22,7 +22,7 @@ use crate::ir::expr::{Env, Expr, Var};
 use crate::ir::shape::Shape;
 use crate::ir::tape::{GuardTape, Tape};
 use crate::kernel::realign::network_regs;
-use crate::kernel::thin::{stage_iters, thin_subtiles, thin_widths, Thin};
+use crate::kernel::thin::{stage_iters, thin_subtiles, warp_steps, widths_of, Thin};
 use crate::kernel::Kernel;
 
 /// Runs a `thin` kernel over a shape it fits, with `env` holding the call's
@@ -122,21 +122,30 @@ fn columns(
     let (stores, full, part) = (gt(&t.stores), gt(&t.full), gt(&t.part));
     let regs = network_regs(g.vec);
     let subs = thin_subtiles(u32::try_from(cols).unwrap_or(0));
+    let per_warp = warp_steps(g, u32::try_from(cols).unwrap_or(0)) as usize;
+    let first_step = t.first_step.as_ref().map(|x| Tape::per_thread(x, env));
     for (si, ty) in (0..subs).flat_map(|si| (0..g.block_rows).map(move |ty| (si, ty))) {
         env.set(Var::Sub, i64::from(si));
         env.set(Var::Ty, i64::from(ty));
         let lane_env = |env: &mut Env, lane: usize| env.set(Var::Tx, lane as i64);
         // Each lane's word before the current one of each row.
+        // The warp's column steps: all of them, or its half where the kernel
+        // splits them.
+        let first = match &first_step {
+            Some(qs) => usize::try_from(qs.eval(env)?).unwrap_or(usize::MAX),
+            None => 0,
+        };
+        let steps = first..cols.div_ceil(vec).min(first.saturating_add(per_warp));
         let mut lo = vec![vec![0u32; vec]; 32];
         for (lane, lo) in lo.iter_mut().enumerate() {
             lane_env(env, lane);
-            env.set(Var::J, 0);
+            env.set(Var::J, first as i64);
             for (rk, w) in lo.iter_mut().enumerate() {
                 env.set(Var::Row, rk as i64);
                 *w = s.word(read.eval(env)?)?;
             }
         }
-        for q in 0..cols.div_ceil(vec) {
+        for q in steps {
             // Each column's word, per lane.
             let mut out = vec![[0u32; 32]; vec];
             for lane in 0..32 {
@@ -192,7 +201,7 @@ fn columns(
 /// width and every source pointer position within a 16-byte vector.
 fn envs(kernel: &Kernel) -> Vec<Env> {
     let rows = 1 << 20;
-    width_envs(kernel, thin_widths(), |c, off| {
+    width_envs(kernel, widths_of(&kernel.spec.geometry), |c, off| {
         [
             (Var::Rows, rows),
             (Var::Cols, c),

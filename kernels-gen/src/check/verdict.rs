@@ -63,6 +63,7 @@ const fn p(
                 block_rows,
                 elem_bytes,
                 vec,
+                split: false,
             },
             strategy,
         },
@@ -70,6 +71,13 @@ const fn p(
         conflict_free,
         verdict,
     }
+}
+
+/// [`p`]'s kernel as a `thin` kernel that splits its column words
+/// ([`Geometry::split`]).
+const fn s(mut x: Proven) -> Proven {
+    x.spec.geometry.split = true;
+    x
 }
 
 const fn z(b: u32, m: u32, s: u32) -> Layout {

@@ -10,7 +10,7 @@
 //!
 //! ```
 //! use bankfree_gen::{Form, Geometry};
-//! let g = Geometry { form: Form::Skew, tile: 32, block_rows: 8, elem_bytes: 4, vec: 1 };
+//! let g = Geometry { form: Form::Skew, tile: 32, block_rows: 8, elem_bytes: 4, vec: 1, split: false };
 //! // f32: a sector is 8 elements, so a skew tile reads 7 rows more than it writes.
 //! assert_eq!((g.skew_depth(), g.skew_rows(), g.shared_rows()), (2, 64, 71));
 //! assert_eq!((g.threads(), g.iters()), (256, 4));
@@ -59,6 +59,14 @@ pub struct Geometry {
     /// elements (32-bit words of word-array elements) and stores them as one
     /// vector ([`small_vec`]).
     pub vec: u32,
+    /// A `thin` kernel whose sub-tile is the runs of half its warps, each
+    /// lane's column words split between two warps: warps `w` and `w +
+    /// block_rows / 2` take the same blocks, the first half of the column words
+    /// and the rest ([`Geometry::thin_halves`]). Half the rows a tile, twice the
+    /// tiles, and each warp's sequence of column stores half as long: what a
+    /// call of fewer tiles than the GPU holds at once needs
+    /// (`select::split::thin_split`). `false` for every other kernel.
+    pub split: bool,
 }
 
 impl Geometry {
@@ -147,7 +155,29 @@ impl Geometry {
     /// Source rows of a `thin` kernel's sub-tile: [`THIN_RUN`] blocks of `vec`
     /// rows for each warp (a tile holds [`thin_subtiles_of`] sub-tiles).
     pub fn thin_tile_rows(&self) -> u32 {
-        self.vec * THIN_RUN * self.block_rows
+        self.vec * THIN_RUN * self.thin_run_warps()
+    }
+
+    /// How many ways a `thin` kernel splits each lane's column words between
+    /// its warps: 2 where [`Geometry::split`], else 1.
+    pub fn thin_halves(&self) -> u32 {
+        if self.split {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Warps whose runs make a `thin` kernel's sub-tile: all of them, or half
+    /// where the kernel splits its column words ([`Geometry::split`]).
+    pub fn thin_run_warps(&self) -> u32 {
+        self.block_rows / self.thin_halves()
+    }
+
+    /// Blocks a `thin` kernel's sub-tile moves: [`THIN_RUN`] per warp of its
+    /// run ([`Geometry::thin_run_warps`]).
+    pub fn thin_subtile_blocks(&self) -> u32 {
+        THIN_RUN * self.thin_run_warps()
     }
 
     /// `run`: source rows of a `thin` kernel's tile, its sub-tiles' (declared

@@ -42,6 +42,7 @@ pub fn grid(strategies: &[Strategy]) -> Vec<TransposeSpec> {
                                 block_rows,
                                 elem_bytes,
                                 vec,
+                                split: false,
                             },
                             strategy,
                         });
@@ -70,6 +71,8 @@ pub fn grid(strategies: &[Strategy]) -> Vec<TransposeSpec> {
                         .and_then(|s| s.with_form(form))
                     {
                         out.push(spec);
+                        // A thin kernel's twin for small calls.
+                        out.extend(spec.with_split().ok());
                     }
                 }
             }

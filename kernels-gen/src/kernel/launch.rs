@@ -3,7 +3,7 @@
 //!
 //! ```
 //! use bankfree_gen::{kernel::launch::launch, Form, Geometry};
-//! let g = Geometry { form: Form::Tile, tile: 32, block_rows: 8, elem_bytes: 4, vec: 1 };
+//! let g = Geometry { form: Form::Tile, tile: 32, block_rows: 8, elem_bytes: 4, vec: 1, split: false };
 //! let l = launch(&g, 32 * 33 * 4, 1, 100, 70);
 //! assert_eq!((l.grid, l.block, l.dynamic_shared_bytes), ([3 * 4, 1, 1], [32, 8, 1], 0));
 //! ```

@@ -224,7 +224,7 @@ impl Kernel {
             let words = if self.squat.is_some() {
                 squat_stage_words(w)
             } else {
-                thin_stage_words(w)
+                thin_stage_words(w, self.spec.geometry.thin_subtile_blocks())
             };
             return u64::from(words) * 4;
         }

@@ -73,10 +73,15 @@ impl Kernel {
                 g.tile_elems()
             ),
             Form::Thin => format!(
-                "thin: runs of {} blocks of {} source rows of up to {} columns (8 / cols such runs a tile, 1 from 9 columns), each lane transposing a block of each in registers and storing whole destination words",
-                crate::kernel::thin::THIN_BLOCKS - 1,
+                "thin: runs of {} blocks of {} source rows of up to {} columns (8 / cols such runs a tile, 1 from 9 columns), each lane transposing a block of each in registers and storing whole destination words{}",
+                g.thin_subtile_blocks(),
                 g.vec,
-                crate::kernel::thin::THIN_MAX_COLS
+                crate::kernel::thin::THIN_MAX_COLS,
+                if g.split {
+                    ", its column words split between two warps"
+                } else {
+                    ""
+                }
             ),
             Form::Squat => format!(
                 "squat: runs of {} blocks of {} source columns of up to {} rows, each lane transposing a block in registers into whole destination words, staged and stored as 16-byte vectors",
@@ -131,10 +136,10 @@ impl Kernel {
         } else {
             String::new()
         };
-        let form = if g.form == Form::Tile {
-            String::new()
-        } else {
-            format!("_{}", g.form)
+        let form = match (g.form, g.split) {
+            (Form::Tile, _) => String::new(),
+            (f, true) => format!("_{f}_split"),
+            (f, false) => format!("_{f}"),
         };
         let mut outer = if self.outer > 0 {
             format!("_o{}", self.outer)

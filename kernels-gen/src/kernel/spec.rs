@@ -174,6 +174,7 @@ impl TransposeSpec {
                 block_rows: default_block_rows(tile),
                 elem_bytes,
                 vec: 1,
+                split: false,
             },
             strategy,
         };
@@ -202,6 +203,7 @@ impl TransposeSpec {
                 block_rows: 8,
                 elem_bytes,
                 vec,
+                split: false,
             },
             strategy: Strategy::Naive,
         };
@@ -227,6 +229,7 @@ impl TransposeSpec {
                 block_rows: 8,
                 elem_bytes,
                 vec: 16 / elem_bytes.max(1),
+                split: false,
             },
             strategy: Strategy::Naive,
         };
@@ -262,6 +265,20 @@ impl TransposeSpec {
     /// ```
     pub fn thin(elem_bytes: u32) -> Result<Self, SpecError> {
         TransposeSpec::new(32, elem_bytes, Strategy::Pad(None))?.with_form(Form::Thin)
+    }
+
+    /// The same `thin` spec splitting each lane's column words between two
+    /// warps ([`Geometry::split`]), validated.
+    ///
+    /// ```
+    /// use bankfree_gen::{Kernel, TransposeSpec};
+    /// let k = Kernel::build(TransposeSpec::thin(1)?.with_split()?)?;
+    /// assert_eq!(k.entry_name(), "bankfree_transpose_t32_r8_e1_v4_pad0_thin_split");
+    /// assert!(TransposeSpec::squat(1)?.with_split().is_err());
+    /// # Ok::<(), bankfree_gen::SpecError>(())
+    /// ```
+    pub fn with_split(self) -> Result<Self, SpecError> {
+        self.with(|g| g.split = true)
     }
 
     /// The `squat` kernel for 1- or 2-byte elements, the mirror of

@@ -5,7 +5,7 @@
 //! ```
 //! use bankfree_gen::kernel::stage::{thin_stage_words, thin_subtiles, THIN_MAX_COLS};
 //! assert_eq!((thin_subtiles(2), thin_subtiles(9)), (4, 1));
-//! assert!(thin_stage_words(THIN_MAX_COLS as u32) % 32 == 0);
+//! assert!(thin_stage_words(THIN_MAX_COLS as u32, 248) % 32 == 0);
 //! ```
 
 use crate::ir::expr::{Env, Expr};
@@ -48,22 +48,24 @@ pub fn thin_subtiles(cols: u32) -> u32 {
 /// 16-byte vectors a `thin` tile stages for a width of `cols` (the kernel's
 /// `Var::Cols`): its sub-tiles' blocks, each sub-tile's first block the one
 /// before it (the last of the sub-tile before), and the words its last block's
-/// rows reach past them ([`THIN_STAGE_REACH`]).
-pub fn thin_vectors_of(cols: Expr) -> Expr {
-    let blocks = thin_subtiles_of(cols.clone()) * i64::from(THIN_BLOCKS - 1) + 1;
+/// rows reach past them ([`THIN_STAGE_REACH`]). A sub-tile moves `blocks`
+/// blocks: `THIN_BLOCKS - 1`, or half as many where the kernel splits its
+/// column words ([`crate::Geometry::thin_subtile_blocks`]).
+pub fn thin_vectors_of(cols: Expr, blocks: u32) -> Expr {
+    let blocks = thin_subtiles_of(cols.clone()) * i64::from(blocks) + 1;
     (cols * blocks + i64::from(THIN_STAGE_REACH) + 3) / 4
 }
 
-/// [`thin_vectors_of`] a width of `cols`.
-pub fn thin_stage_vectors(cols: u32) -> u32 {
-    constant(thin_vectors_of(Expr::Lit(i64::from(cols))))
+/// [`thin_vectors_of`] a width of `cols`, sub-tiles of `blocks` blocks.
+pub fn thin_stage_vectors(cols: u32, blocks: u32) -> u32 {
+    constant(thin_vectors_of(Expr::Lit(i64::from(cols)), blocks))
 }
 
 /// Words a tile's stage holds for a width of `cols`: its vectors, rounded up to
 /// whole rows of 32 words (the swizzle of an even width moves words within
-/// their row).
-pub fn thin_stage_words(cols: u32) -> u32 {
-    thin_stage_vectors(cols).div_ceil(8) * 32
+/// their row). Sub-tiles of `blocks` blocks, as [`thin_vectors_of`].
+pub fn thin_stage_words(cols: u32, blocks: u32) -> u32 {
+    thin_stage_vectors(cols, blocks).div_ceil(8) * 32
 }
 
 /// The most source rows a `squat` kernel takes.
@@ -111,10 +113,10 @@ fn constant(e: Expr) -> u32 {
 }
 
 /// Words of a `thin` kernel's shared stage: enough for the width that stages
-/// the most.
+/// the most (an unsplit kernel's: a split one stages half the blocks).
 pub fn thin_shared_words() -> u32 {
     (2..=THIN_MAX_COLS as u32)
-        .map(thin_stage_words)
+        .map(|c| thin_stage_words(c, THIN_BLOCKS - 1))
         .max()
         .unwrap_or(0)
 }

@@ -23,6 +23,11 @@
 //! the warp's 31 (the previous warp's last) and stores nothing, so every store is
 //! one whole aligned word, and each destination row's run is written once.
 //!
+//! A kernel that splits its column words ([`Geometry::split`], for calls of
+//! fewer tiles than the GPU holds at once) has sub-tiles of `31 * 4` blocks:
+//! warps `ty` and `ty + 4` own the same block, the first [`warp_steps`] column
+//! steps and the rest ([`Thin::first_step`]).
+//!
 //! Each width has its own entry point ([`crate::Kernel::with_width`]), the
 //! width a constant inside: the column loop unrolls, every index folds, and
 //! each takes only the registers and the stage its width needs.
@@ -55,6 +60,38 @@ use crate::kernel::layout::Swizzle;
 /// The widths a `thin` kernel runs, each by its own entry point.
 pub fn thin_widths() -> impl Iterator<Item = u32> {
     2..=THIN_MAX_COLS as u32
+}
+
+/// The narrowest source a `thin` kernel that splits its column words
+/// ([`Geometry::split`]) is built for: 21 columns of 1-byte elements (6 column
+/// quads of 4), 19 of 2-byte ones (10 column pairs). Narrower, the split ran
+/// slower or no faster in calls of 8 MB and lost up to 0.2 of memcpy at 40 MB
+/// (H100, CuPy over the kernels as emitted, every width 9 to 40 at 8 and 40
+/// MB); from these widths it gained up to 0.2 at 8 MB.
+pub fn split_min_cols(elem_bytes: u32) -> u32 {
+    if elem_bytes == 1 {
+        21
+    } else {
+        19
+    }
+}
+
+/// The widths a `thin` kernel of geometry `g` has entry points for: every
+/// width, or from [`split_min_cols`] where it splits its column words.
+pub fn widths_of(g: &Geometry) -> std::ops::RangeInclusive<u32> {
+    let first = if g.split {
+        split_min_cols(g.elem_bytes)
+    } else {
+        2
+    };
+    first..=THIN_MAX_COLS as u32
+}
+
+/// Column steps (`Var::J` less one: `vec` column words each) a warp takes
+/// of a width of `cols`: all of them, or half (the first warps rounding up)
+/// where the kernel splits them ([`Geometry::split`]).
+pub fn warp_steps(g: &Geometry, cols: u32) -> u32 {
+    cols.div_ceil(g.vec).div_ceil(g.thin_halves())
 }
 
 /// Blocks per SM a `thin` kernel of `cols` columns is compiled for
@@ -98,7 +135,7 @@ pub fn stage_group(iters: u32) -> u32 {
 /// Stage vectors per thread of a tile of a width of `cols` (the stage loop's
 /// trip count).
 pub fn stage_iters(g: &Geometry, cols: u32) -> u32 {
-    thin_stage_vectors(cols).div_ceil(g.threads())
+    thin_stage_vectors(cols, g.thin_subtile_blocks()).div_ceil(g.threads())
 }
 
 /// The mask of the stage's swizzle for a width of `cols`: its lowest set bit
@@ -165,6 +202,11 @@ pub struct Thin {
     pub first_word: Expr,
     /// `bj`: the lane's block of sub-tile `Var::Sub`.
     pub block: Expr,
+    /// `qs`: the warp's first column step, where the kernel splits its
+    /// column words between two warps ([`Geometry::split`]): warps of the
+    /// second half start [`warp_steps`] in. `None` for a kernel whose every
+    /// warp takes every column word.
+    pub first_step: Option<Expr>,
     /// `ko`: bytes from the stage's start to row `Var::Row` of block 0.
     pub row_bytes: Expr,
     /// The stage word `Var::J` of that row of the lane's block (word 0 holds
@@ -225,7 +267,7 @@ pub(crate) fn thin_exprs(
         (first.clone() + v(Var::SrcOff) + cols.clone() * (per - vec)).and(per - 1),
     );
     let start = Expr::named("sa", first + per - phase.clone());
-    let vectors = thin_vectors_of(cols.clone());
+    let vectors = thin_vectors_of(cols.clone(), g.thin_subtile_blocks());
     let tid = v(Var::Ty) * i64::from(g.tile) + v(Var::Tx);
     let vector = Expr::small("v", v(Var::J) * i64::from(g.threads()) + tid);
     let staged = Guard(vec![Less(vector.clone(), vectors.clone())]);
@@ -243,10 +285,25 @@ pub(crate) fn thin_exprs(
     ]);
 
     // The read side.
+    // Where the kernel splits its column words, warps `w` and `w + 4` take
+    // the same blocks of a sub-tile of 4 warps' runs.
+    let warps = i64::from(g.thin_run_warps());
+    let warp = if g.split {
+        v(Var::Ty).and(warps - 1)
+    } else {
+        v(Var::Ty)
+    };
     let block = Expr::small(
         "bj",
-        v(Var::Sub) * i64::from(THIN_BLOCKS - 1) + v(Var::Ty) * i64::from(THIN_RUN) + v(Var::Tx),
+        v(Var::Sub) * i64::from(g.thin_subtile_blocks()) + warp * i64::from(THIN_RUN) + v(Var::Tx),
     );
+    let steps = (cols.clone() + (vec - 1)) / vec;
+    let first_step = g.split.then(|| {
+        Expr::small(
+            "qs",
+            (v(Var::Ty) >> i64::from(warps.trailing_zeros())) * ((steps + 1) / 2),
+        )
+    });
     let row_bytes = Expr::small("ko", phase.clone() * eb + v(Var::Row) * cols.clone() * eb);
     let word = block.clone() * cols.clone() + (row_bytes.clone() >> 2) + v(Var::J);
     let read = stage_swizzle(word.clone(), &cols);
@@ -297,6 +354,7 @@ pub(crate) fn thin_exprs(
         turn,
         first_word,
         block,
+        first_step,
         row_bytes,
         word,
         read,

@@ -22,6 +22,11 @@ impl TransposeSpec {
         if !TILES.contains(&g.tile) {
             return Err(SpecError::Tile { value: g.tile });
         }
+        if g.split && !g.thins() {
+            return self.refuse(
+                "only a thin kernel splits its lanes' column words between its warps; use split = false",
+            );
+        }
         if g.form == Form::Realign {
             return self.validate_realign();
         }

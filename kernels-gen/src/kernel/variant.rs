@@ -15,7 +15,7 @@ use crate::kernel::realign::{realign_moves, realign_swizzle};
 use crate::kernel::small::{small_moves, strip_moves, WideMagics};
 use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::kernel::squat::{squat_exprs, squat_widths};
-use crate::kernel::thin::{thin_exprs, thin_widths};
+use crate::kernel::thin::{thin_exprs, widths_of};
 use crate::kernel::tile::tile_moves;
 use crate::kernel::tiling::tiling;
 use crate::kernel::{batch, fold, Kernel};
@@ -121,7 +121,7 @@ impl Kernel {
     /// ```
     pub fn with_width(&self, cols: u32) -> Result<Kernel, SpecError> {
         let g = &self.spec.geometry;
-        let takes = (g.thins() && thin_widths().any(|c| c == cols))
+        let takes = (g.thins() && widths_of(g).contains(&cols))
             || (g.squats() && squat_widths().any(|r| r == cols));
         if !takes {
             return Err(SpecError::Width {
@@ -159,7 +159,7 @@ impl Kernel {
             return vec![self.clone()];
         }
         let widths: Vec<u32> = match (&self.thin, &self.squat) {
-            (Some(_), _) => thin_widths().collect(),
+            (Some(_), _) => widths_of(&self.spec.geometry).collect(),
             (_, Some(_)) => squat_widths().collect(),
             _ => return vec![self.clone()],
         };
@@ -245,6 +245,32 @@ impl Kernel {
             self.quotients,
             self.order,
         ))
+    }
+
+    /// This `thin` kernel splitting each lane's column words between two warps
+    /// ([`crate::Geometry::split`]): tiles of half the rows, the same width,
+    /// outer axes and folded columns.
+    ///
+    /// ```
+    /// use bankfree_gen::{Kernel, TransposeSpec};
+    /// let k = Kernel::build(TransposeSpec::thin(1)?)?.with_width(28)?.with_split()?;
+    /// assert_eq!(k.entry_name(), "bankfree_transpose_t32_r8_e1_v4_pad0_thin_split_w28");
+    /// assert!(k.spec().geometry.split && k.width() == Some(28));
+    /// # Ok::<(), bankfree_gen::SpecError>(())
+    /// ```
+    pub fn with_split(&self) -> Result<Kernel, SpecError> {
+        let k = Kernel::assemble_outer(
+            self.spec.with_split()?,
+            self.layout,
+            self.outer,
+            self.fold,
+            self.quotients,
+            self.order,
+        );
+        match self.width {
+            Some(cols) => k.with_width(cols),
+            None => Ok(k),
+        }
     }
 
     /// This tile kernel taking its tiles in `order` ([`TileOrder`]): the same

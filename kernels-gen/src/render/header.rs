@@ -175,13 +175,20 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
         Form::Thin => {
             writeln!(
                 h,
-                "// form:     thin: cols from 2 to {m}, src_ld == cols; a block stages 8 / cols sub-tiles (1 from 9 cols) of {n} blocks of {v} source rows \
+                "// form:     thin: cols from {lo} to {m}, src_ld == cols; a block stages 8 / cols sub-tiles (1 from 9 cols) of {n} blocks of {v} source rows \
                  (cols words each) and the block before them as 16-byte vectors from the boundary below them, word w at w ^ ((w >> 5) & ((cols & -cols) - 1)); lane tx of warp ty transposes block \
-                 {n} * si + 31 * ty + tx of each sub-tile si in registers and stores whole dst words, each funnel-shifted with the lane before's \
-                 (lane 0 stores none); an entry point per width, cols a constant in each",
+                 {n} * si + 31 * {warp} + tx of each sub-tile si in registers and stores whole dst words, each funnel-shifted with the lane before's \
+                 (lane 0 stores none){split}; an entry point per width, cols a constant in each",
+                lo = crate::kernel::thin::widths_of(g).start(),
                 m = crate::kernel::thin::THIN_MAX_COLS,
-                n = crate::kernel::thin::THIN_BLOCKS - 1,
-                v = g.vec
+                n = g.thin_subtile_blocks(),
+                v = g.vec,
+                warp = if g.split { "(ty % 4)" } else { "ty" },
+                split = if g.split {
+                    "; warps ty < 4 take the first half of its column words, the others the rest"
+                } else {
+                    ""
+                }
             )?;
         }
         Form::Squat => {

@@ -7,7 +7,7 @@
 
 use crate::ir::expr::{Expr, Var};
 use crate::kernel::realign::network_regs;
-use crate::kernel::thin::{stage_group, stage_iters, thin_subtiles, Thin};
+use crate::kernel::thin::{stage_group, stage_iters, thin_subtiles, warp_steps, Thin};
 use crate::kernel::Kernel;
 use crate::render::body::INDEX_TYPE;
 use crate::render::realign::{gather_elements, network_steps, store_elements};
@@ -131,62 +131,79 @@ fn columns(w: &mut CWriter, k: &Kernel, t: &Thin, cols: u32) -> fmt::Result {
     let each_sub = format!("for (unsigned {si} = 0; {si} < {subs}; ++{si})");
     w.block(format_args!("{each_sub}"), |w| {
         decl(w, &t.block)?;
+        // A kernel that splits its column words: the warp's first step.
+        let first = match &t.first_step {
+            Some(qs) => {
+                decl(w, qs)?;
+                qs.c()
+            }
+            None => "0".to_string(),
+        };
         writeln!(w, "unsigned lo[{vec}];")?;
         writeln!(w, "#pragma unroll")?;
         w.block(format_args!("{each_row}"), |w| {
             decl(w, &t.row_bytes)?;
-            writeln!(w, "const unsigned j = 0;")?;
+            writeln!(w, "const unsigned j = {first};")?;
             writeln!(w, "lo[{rk}] = tile[{}];", t.read.c())
         })?;
         writeln!(w, "#pragma unroll")?;
-        w.block(
-            format_args!("for (unsigned q = 0; q < {words}; ++q)"),
-            |w| {
-                writeln!(w, "unsigned p[{regs}];")?;
-                writeln!(w, "#pragma unroll")?;
-                w.block(format_args!("{each_row}"), |w| {
-                    decl(w, &t.row_bytes)?;
-                    writeln!(w, "const unsigned j = q + 1;")?;
-                    writeln!(w, "const unsigned hi = tile[{}];", t.read.c())?;
+        let steps = warp_steps(g, cols);
+        let each_step = if t.first_step.is_some() {
+            format!("for (unsigned qq = 0; qq < {steps}; ++qq)")
+        } else {
+            format!("for (unsigned q = 0; q < {words}; ++q)")
+        };
+        w.block(format_args!("{each_step}"), |w| {
+            if t.first_step.is_some() {
+                // The second half's last step lies past the width where
+                // the steps are odd.
+                writeln!(w, "const unsigned q = {first} + qq;")?;
+                writeln!(w, "if (q >= {words}) break;")?;
+            }
+            writeln!(w, "unsigned p[{regs}];")?;
+            writeln!(w, "#pragma unroll")?;
+            w.block(format_args!("{each_row}"), |w| {
+                decl(w, &t.row_bytes)?;
+                writeln!(w, "const unsigned j = q + 1;")?;
+                writeln!(w, "const unsigned hi = tile[{}];", t.read.c())?;
+                writeln!(
+                    w,
+                    "p[{rk}] = __funnelshift_r(lo[{rk}], hi, {});",
+                    t.row_shift.c()
+                )?;
+                writeln!(w, "lo[{rk}] = hi;")
+            })?;
+            network_steps(w, vec)?;
+            writeln!(w, "#pragma unroll")?;
+            w.block(format_args!("for (unsigned m = 0; m < {vec}; ++m)"), |w| {
+                let k_name = Var::K.c_name();
+                writeln!(w, "const unsigned {k_name} = q * {vec} + m;")?;
+                w.block(format_args!("if ({k_name} < {cols})"), |w| {
+                    writeln!(w, "const unsigned out = p[{} + m];", regs - vec as usize)?;
                     writeln!(
                         w,
-                        "p[{rk}] = __funnelshift_r(lo[{rk}], hi, {});",
-                        t.row_shift.c()
+                        "const unsigned prev = __shfl_up_sync(0xffffffffu, out, 1);"
                     )?;
-                    writeln!(w, "lo[{rk}] = hi;")
-                })?;
-                network_steps(w, vec)?;
-                writeln!(w, "#pragma unroll")?;
-                w.block(format_args!("for (unsigned m = 0; m < {vec}; ++m)"), |w| {
-                    let k_name = Var::K.c_name();
-                    writeln!(w, "const unsigned {k_name} = q * {vec} + m;")?;
-                    w.block(format_args!("if ({k_name} < {cols})"), |w| {
-                        writeln!(w, "const unsigned out = p[{} + m];", regs - vec as usize)?;
+                    w.block(format_args!("if ({})", t.stores.c()), |w| {
+                        for l in t.dst_lets.iter().chain([&t.dst_row, &t.ts, &t.word_end]) {
+                            decl(w, l)?;
+                        }
                         writeln!(
                             w,
-                            "const unsigned prev = __shfl_up_sync(0xffffffffu, out, 1);"
+                            "const unsigned wv = __funnelshift_rc(prev, out, {});",
+                            t.shift.c()
                         )?;
-                        w.block(format_args!("if ({})", t.stores.c()), |w| {
-                            for l in t.dst_lets.iter().chain([&t.dst_row, &t.ts, &t.word_end]) {
-                                decl(w, l)?;
-                            }
-                            writeln!(
-                                w,
-                                "const unsigned wv = __funnelshift_rc(prev, out, {});",
-                                t.shift.c()
-                            )?;
-                            let whole =
-                                format!("*reinterpret_cast<unsigned*>(&dst[{}]) = wv;", t.to.c());
-                            w.block(format_args!("if (inside || {})", t.full.c()), |w| {
-                                writeln!(w, "{whole}")
-                            })?;
-                            w.block(format_args!("else"), |w| {
-                                store_elements(w, k, ("wv", rk, 1), &t.part, &t.part_to)
-                            })
+                        let whole =
+                            format!("*reinterpret_cast<unsigned*>(&dst[{}]) = wv;", t.to.c());
+                        w.block(format_args!("if (inside || {})", t.full.c()), |w| {
+                            writeln!(w, "{whole}")
+                        })?;
+                        w.block(format_args!("else"), |w| {
+                            store_elements(w, k, ("wv", rk, 1), &t.part, &t.part_to)
                         })
                     })
                 })
-            },
-        )
+            })
+        })
     })
 }

@@ -16,7 +16,7 @@
 //! ```
 //! use bankfree_gen::select::device::{tile_order, GpuClass};
 //! use bankfree_gen::{kernel::order::TileOrder, Form, Geometry};
-//! let g = Geometry { form: Form::Tile, tile: 32, block_rows: 16, elem_bytes: 4, vec: 2 };
+//! let g = Geometry { form: Form::Tile, tile: 32, block_rows: 16, elem_bytes: 4, vec: 2, split: false };
 //! assert_eq!(GpuClass::nearest(37.2), GpuClass::H200);
 //! assert_eq!(GpuClass::nearest(20.0), GpuClass::H100); // an A100 80GB: 18.6
 //! assert_eq!(tile_order(GpuClass::H200, &g), TileOrder::Columns);
@@ -298,6 +298,7 @@ mod tests {
                         block_rows: 8,
                         elem_bytes: e,
                         vec,
+                        split: false,
                     };
                     assert_eq!(tile_order(GpuClass::H100, &g), TileOrder::Rows);
                     let down = form == Form::Tile && (vec > 1 || e == 8 || e == 16);

@@ -8,5 +8,6 @@ pub mod dist;
 mod extremes;
 pub mod gather;
 pub mod permute;
+pub mod split;
 pub mod table;
 pub mod widen;

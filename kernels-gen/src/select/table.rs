@@ -19,9 +19,10 @@ use std::fmt::Write;
 /// Every spec the attribute builds when `block_rows` is left to it: each tile
 /// side, element size and strategy of [`ALL_STRATEGIES`] (`pad(N)` takes any N
 /// and stays computed), the kernels `tile = auto`
-/// adds for them ([`fast_variant`], [`shape_specs`]) and the skew tiles other GPU
-/// classes run in their place ([`skew_twin`]). In a fixed order, without
-/// repeats.
+/// adds for them ([`fast_variant`], [`shape_specs`]), the skew tiles other GPU
+/// classes run in their place ([`skew_twin`]) and the `thin` kernels that split
+/// their column words for small calls (`TransposeSpec::with_split`). In a
+/// fixed order, without repeats.
 pub fn specs() -> Vec<TransposeSpec> {
     let mut out: Vec<TransposeSpec> = Vec::new();
     for e in all_elem_bytes() {
@@ -38,6 +39,12 @@ pub fn specs() -> Vec<TransposeSpec> {
                     .iter()
                     .flat_map(|x| GpuClass::ALL.map(|c| skew_twin(c, x)))
                     .flatten()
+                    .chain(
+                        shapes
+                            .iter()
+                            .filter(|x| x.geometry.thins())
+                            .filter_map(|x| x.with_split().ok()),
+                    )
                     .collect::<Vec<_>>();
                 for x in more.chain(shapes).chain(twins) {
                     if !out.contains(&x) {
@@ -80,14 +87,16 @@ pub fn render() -> String {
         // Writing to a String cannot fail.
         let _ = writeln!(
             out,
-            "p(F::{:?}, {}, {}, {}, {}, {strategy}, {layout}, {}, {:?}),",
+            "{}p(F::{:?}, {}, {}, {}, {}, {strategy}, {layout}, {}, {:?}){},",
+            if g.split { "s(" } else { "" },
             g.form,
             g.tile,
             g.block_rows,
             g.elem_bytes,
             g.vec,
             r.conflict_free,
-            r.verdict()
+            r.verdict(),
+            if g.split { ")" } else { "" }
         );
     }
     out.push_str("]\n");

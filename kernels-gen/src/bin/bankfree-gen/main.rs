@@ -130,6 +130,11 @@ struct SpecArgs {
     /// (rows).
     #[arg(long)]
     width: Option<u32>,
+    /// A `thin` kernel that splits each lane's column words between two warps,
+    /// its tiles half as many rows (widths from 21 columns of 1-byte elements,
+    /// 19 of 2-byte ones).
+    #[arg(long)]
+    split: bool,
     /// The order the blocks take the tiles in: rows (along the rows of tiles) or
     /// columns (down them; `tile`, `skew` and `realign` forms only).
     #[arg(long, default_value = "rows")]
@@ -149,6 +154,9 @@ impl SpecArgs {
         }
         let form: Form = self.form.parse().map_err(|e| format!("{e}"))?;
         spec = spec.with_form(form).map_err(|e| e.to_string())?;
+        if self.split {
+            spec = spec.with_split().map_err(|e| e.to_string())?;
+        }
         let order: TileOrder = self.order.parse()?;
         let k = Kernel::build(spec)
             .and_then(|k| k.with_order(order))
