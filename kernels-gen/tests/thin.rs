@@ -175,6 +175,17 @@ fn split_thin_kernels_cover_every_element_once_with_half_the_rows_a_tile() {
         assert_eq!(u64::from(g.thin_tile_rows()), tile);
         let first = split_min_cols(e);
         assert!(kernel.with_width(first - 1).is_err(), "{e}-byte");
+        let narrow = Shape::new(5000, u64::from(first - 1));
+        let r = refusal(&g, &narrow).expect("a narrower width is refused");
+        assert_eq!(
+            r,
+            Refusal::SplitWidth {
+                cols: u64::from(first - 1),
+                first
+            }
+        );
+        assert!(r.to_string().contains("the thin kernel runs it"), "{r}");
+        assert_eq!(refusal(&g, &Shape::new(5000, u64::from(first))), None);
         for cols in first..=THIN_MAX_COLS as u32 {
             let one = kernel.with_width(cols).expect("a split width");
             let mut interior = 0;

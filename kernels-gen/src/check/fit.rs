@@ -17,7 +17,7 @@ use crate::kernel::geometry::{
     Form, Geometry, Quotients, COPY_MAX_COLS, MAX_NARROW, PLANAR_MAX_COLS,
 };
 use crate::kernel::squat::SQUAT_MAX_ROWS;
-use crate::kernel::thin::THIN_MAX_COLS;
+use crate::kernel::thin::{widths_of, THIN_MAX_COLS};
 
 /// Why a kernel moving `vec x vec` blocks cannot run `shape`, if it cannot: every
 /// dimension, pitch and (with more than one matrix) batch stride must divide by `vec`.
@@ -170,6 +170,10 @@ fn thin_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
     let cols = shape.cols;
     if !(2..=THIN_MAX_COLS).contains(&cols) {
         return Some(Refusal::ThinWidth { cols });
+    }
+    let first = *widths_of(g).start();
+    if cols < u64::from(first) {
+        return Some(Refusal::SplitWidth { cols, first });
     }
     (shape.src_ld != cols).then_some(Refusal::NotOneRun {
         form: g.form,

@@ -84,6 +84,9 @@ pub enum Refusal {
     },
     /// A `thin` kernel and a source of a width outside 2 to [`THIN_MAX_COLS`].
     ThinWidth { cols: u64 },
+    /// A `thin` kernel that splits its column words and a source narrower
+    /// than the widths it is built for (`first` and more).
+    SplitWidth { cols: u64, first: u32 },
     /// A `squat` kernel and a source of a height outside 2 to
     /// [`SQUAT_MAX_ROWS`].
     SquatWidth { rows: u64 },
@@ -114,6 +117,10 @@ impl fmt::Display for Refusal {
             Refusal::ThinWidth { cols } => write!(
                 f,
                 "cols = {cols}: a thin kernel takes widths from 2 to {THIN_MAX_COLS}; a tall or tile kernel runs it"
+            ),
+            Refusal::SplitWidth { cols, first } => write!(
+                f,
+                "cols = {cols}: a thin kernel that splits its column words takes widths from {first} to {THIN_MAX_COLS}; the thin kernel runs it"
             ),
             Refusal::SquatWidth { rows } => write!(
                 f,
