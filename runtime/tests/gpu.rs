@@ -501,3 +501,45 @@ fn chained_calls_and_captured_graphs_are_exact() {
         );
     }
 }
+
+/// Every width the split thin kernel is built for, through the runtime: calls
+/// of a few tiles (which take the split twin) with pitched destinations, and
+/// one of as many tiles as the GPU holds twice over (which keeps the unsplit
+/// kernel), each compared whole with a CPU transpose.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn thin_calls_of_every_split_width_are_exact() {
+    use bankfree_gen::kernel::thin::{split_min_cols, THIN_MAX_COLS};
+    use bankfree_gen::select::split::thin_split;
+    let s = stream();
+    let sms = bankfree_runtime::device::sm_count(s.context()).expect("SM count");
+    for e in [1u32, 2] {
+        let thin = Kernel::build(TransposeSpec::thin(e).expect("spec")).expect("builds");
+        let src = KernelSource::from_kernel(&thin);
+        for cols in split_min_cols(e)..=THIN_MAX_COLS as u32 {
+            let rows = 3001 + 7 * u64::from(cols);
+            let one = thin.with_width(cols).expect("a thin width");
+            assert!(thin_split(&one, 1, rows, sms), "{e}-byte {cols}");
+            let shape = Shape {
+                dst_ld: rows + u64::from(cols % 5),
+                ..Shape::new(rows, u64::from(cols))
+            };
+            match e {
+                1 => check(&s, &src, &shape, |x| x as u8),
+                _ => check(&s, &src, &shape, |x| x as u16),
+            }
+        }
+        let cols = 31;
+        let rows = 2 * u64::from(sms) * 4 * 124 * u64::from(4 / e) * 2;
+        assert!(!thin_split(
+            &thin.with_width(cols).expect("width"),
+            1,
+            rows,
+            sms
+        ));
+        match e {
+            1 => check(&s, &src, &Shape::new(rows, u64::from(cols)), |x| x as u8),
+            _ => check(&s, &src, &Shape::new(rows, u64::from(cols)), |x| x as u16),
+        }
+    }
+}
