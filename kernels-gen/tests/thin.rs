@@ -10,9 +10,12 @@ mod common;
 use bankfree_gen::check::fit::{refusal, Refusal};
 use bankfree_gen::check::sim::{self, Grid, Offsets};
 use bankfree_gen::check::suit::{kernel_suits_at, thin_vec_cols, unsuited};
+use bankfree_gen::ir::expr::{Env, Var};
 use bankfree_gen::ir::shape::{Axis, Outer};
 use bankfree_gen::kernel::geometry::Quotients;
-use bankfree_gen::kernel::thin::{split_min_cols, thin_subtiles, THIN_MAX_COLS};
+use bankfree_gen::kernel::thin::{
+    split_min_cols, thin_subtiles, warp_steps, widths_of, THIN_MAX_COLS,
+};
 use bankfree_gen::{Kernel, Model, Shape, TransposeSpec};
 use common::check_at;
 
@@ -224,5 +227,28 @@ fn split_thin_kernels_cover_every_element_once_with_half_the_rows_a_tile() {
             true,
             Some(Grid { x: 2, y: 2 }),
         );
+    }
+}
+
+#[test]
+fn the_second_half_of_the_warps_starts_where_the_first_half_stops() {
+    for e in [1u32, 2] {
+        let plain = thin(e);
+        assert!(plain.thin().expect("thin").first_step.is_none());
+        let k = plain.with_split().expect("splits");
+        let g = k.spec().geometry;
+        let qs = k.thin().and_then(|t| t.first_step.clone()).expect("split");
+        for cols in widths_of(&g) {
+            let steps = warp_steps(&g, cols);
+            // Two halves cover every step, the first no shorter.
+            assert!(2 * steps >= cols.div_ceil(g.vec) && steps < cols.div_ceil(g.vec));
+            for ty in 0..g.block_rows {
+                let mut env = Env::default();
+                env.set(Var::Cols, i64::from(cols));
+                env.set(Var::Ty, i64::from(ty));
+                let want = if ty < 4 { 0 } else { i64::from(steps) };
+                assert_eq!(qs.eval(&env).expect("evaluates"), want, "{cols} {ty}");
+            }
+        }
     }
 }
