@@ -96,7 +96,8 @@ pub fn noise<T>(n: usize, make: impl Fn(u64) -> T) -> Vec<T> {
 
 /// GPU 0 in one line: name, compute capability, the measured class its defaults
 /// are picked for (with its peak memory bandwidth per SM), whether kernels
-/// launch as programmatic dependents, and NVRTC's version.
+/// launch as programmatic dependents, whether small thin calls may split their
+/// column words between warps, and NVRTC's version.
 pub fn gpu_line(p: &bankfree::runtime::Probe) -> String {
     let per_sm = p
         .bandwidth_per_sm
@@ -106,8 +107,13 @@ pub fn gpu_line(p: &bankfree::runtime::Probe) -> String {
     } else {
         "plain launch"
     };
+    let split = if bankfree::runtime::device::thin_split_on() {
+        ""
+    } else {
+        "; thin kernels unsplit"
+    };
     format!(
-        "{} (sm_{}{}; defaults of class {}{per_sm}; {launch}), NVRTC {}.{}",
+        "{} (sm_{}{}; defaults of class {}{per_sm}; {launch}{split}), NVRTC {}.{}",
         p.device, p.compute_capability.0, p.compute_capability.1, p.gpu_class, p.nvrtc.0, p.nvrtc.1
     )
 }

@@ -97,6 +97,19 @@ pub fn programmatic(ctx: &Arc<CudaContext>) -> bool {
     })
 }
 
+/// The environment variable that keeps thin calls on the unsplit kernel when
+/// it is `0` ([`thin_split_on`]).
+pub const THIN_SPLIT_VAR: &str = "BANKFREE_THIN_SPLIT";
+
+/// Whether a thin call of fewer tiles than the GPU holds twice over may run
+/// the kernel that splits its column words between two warps
+/// (`bankfree_gen::select::split::thin_split`): unless [`THIN_SPLIT_VAR`] is
+/// `0`, to compare the two in one process. Read once.
+pub fn thin_split_on() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var(THIN_SPLIT_VAR).map_or(true, |v| v != "0"))
+}
+
 fn measured(ctx: &Arc<CudaContext>) -> GpuClass {
     bandwidth_per_sm(ctx).map_or(GpuClass::default(), GpuClass::nearest)
 }

@@ -310,8 +310,9 @@ where
     // kernel splits its column words depend on how many of their blocks the
     // GPU holds at once. No other launch asks for the SM count.
     let sms = || device::sm_count(ctx);
-    let kernel =
-        kernel.split_for(|k| sms().is_some_and(|n| thin_split(k, shape.batch, shape.rows, n)));
+    let kernel = kernel.split_for(|k| {
+        device::thin_split_on() && sms().is_some_and(|n| thin_split(k, shape.batch, shape.rows, n))
+    });
     let index64 = kernel.is_index64() || !index32::runs(kernel.geometry(), shape);
     let kernel = kernel.in_order(|| {
         let class = device::class(ctx);
