@@ -11,6 +11,7 @@ cargo build --release --examples --features images,nccl
 cp target/release/examples/{transpose,runtime_overhead,bench,strategies,image_transpose,permute,dist_transpose} .gpu/bin/
 # The release test binaries whose #[ignore = "needs a CUDA GPU"] tests run there.
 { cargo test --release -p bankfree-runtime --test gpu --no-run --message-format=json
+  cargo test --release -p bankfree-runtime --test launch_gpu --no-run --message-format=json
   cargo test --release -p bankfree --test attribute_gpu --no-run --message-format=json
   cargo test --release -p bankfree --test gpu_matrix --no-run --message-format=json
   cargo test --release -p bankfree --test permute_gpu --no-run --message-format=json

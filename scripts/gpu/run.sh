@@ -32,6 +32,7 @@ step time python3 $C time $K
 # The Rust side: GPU tests, the runtime's costs, and the main example twice (the
 # second run must load its kernels from the disk cache).
 step gpu-tests .gpu/bin/gpu --include-ignored --test-threads=1
+step launch-tests .gpu/bin/launch_gpu --include-ignored --test-threads=1
 step attribute-gpu .gpu/bin/attribute_gpu --include-ignored
 step gpu-matrix .gpu/bin/gpu_matrix --include-ignored --nocapture
 # compute-sanitizer over the Rust path too: edge tiles, batches, pitches, views.
@@ -72,7 +73,7 @@ tail -n 3 "$OUT/compile.log" "$OUT/correct.log" | grep -v '^$'
 tail -n 1 "$OUT/ncu.log"; echo "under load (1024 x 1024): $(tail -n 1 "$OUT/ncu-loaded.log")"
 for tool in memcheck racecheck synccheck; do grep -h 'ERROR SUMMARY' "$OUT/sanitizer-$tool.log" | sed "s/^/$tool: /"; done
 cat "$OUT/time.log"
-grep -h 'test result' "$OUT/gpu-tests.log" "$OUT/attribute-gpu.log" "$OUT/gpu-matrix.log"
+grep -h 'test result' "$OUT/gpu-tests.log" "$OUT/launch-tests.log" "$OUT/attribute-gpu.log" "$OUT/gpu-matrix.log"
 grep -h '^matrix:' "$OUT/gpu-matrix.log"
 for tool in memcheck racecheck synccheck; do grep -h 'SUMMARY' "$OUT/rust-sanitizer-$tool.log" | sed "s/^/rust $tool: /"; done
 cat "$OUT/overhead.log"
