@@ -138,8 +138,15 @@ pub enum SpecError {
         form: Form,
         vec: u32,
     },
-    #[error("a `{form}` kernel for sources of {cols} columns: only a `thin` kernel is built per width, for the widths it takes (2 to {max})", max = crate::kernel::geometry::THIN_MAX_COLS)]
+    #[error("a `{form}` kernel for sources of width {cols}: only `thin` and `squat` kernels are built per width")]
     Width { cols: u32, form: Form },
+    #[error("a `{form}` kernel for sources of width {cols}: this one is built for widths {first} to {last}")]
+    WidthRange {
+        cols: u32,
+        form: Form,
+        first: u32,
+        last: u32,
+    },
     #[error("wider quotients on a `{form}` kernel: only a `small` kernel divides per element")]
     Quotients { form: Form },
     #[error("tiles taken down the columns on a `{form}` kernel: only the `tile`, `skew` and `realign` forms have rows and columns of tiles")]

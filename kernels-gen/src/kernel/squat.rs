@@ -54,7 +54,7 @@ pub use crate::kernel::thin::stage_swizzle;
 use crate::kernel::thin::THIN_RUN;
 
 /// The widths a `squat` kernel runs, each by its own entry point.
-pub fn squat_widths() -> impl Iterator<Item = u32> {
+pub fn squat_widths() -> std::ops::RangeInclusive<u32> {
     2..=SQUAT_MAX_ROWS
 }
 

@@ -121,12 +121,19 @@ impl Kernel {
     /// ```
     pub fn with_width(&self, cols: u32) -> Result<Kernel, SpecError> {
         let g = &self.spec.geometry;
-        let takes = (g.thins() && widths_of(g).contains(&cols))
-            || (g.squats() && squat_widths().any(|r| r == cols));
-        if !takes {
-            return Err(SpecError::Width {
+        let widths = if g.thins() {
+            widths_of(g)
+        } else if g.squats() {
+            squat_widths()
+        } else {
+            return Err(SpecError::Width { cols, form: g.form });
+        };
+        if !widths.contains(&cols) {
+            return Err(SpecError::WidthRange {
                 cols,
-                form: self.spec.geometry.form,
+                form: g.form,
+                first: *widths.start(),
+                last: *widths.end(),
             });
         }
         Ok(Kernel {
