@@ -28,45 +28,52 @@ fn thin(e: u32) -> Kernel {
     Kernel::build(TransposeSpec::thin(e).expect("valid")).expect("builds")
 }
 
+/// `one`, a kernel of one width, on less than a tile of `tile` rows, a tile
+/// and a ragged edge, three tiles and more, with a pitched destination, at two
+/// source and destination phases (at every pair on the largest shape where
+/// `all_phases`), in both index builds. Returns the tiles run without bounds
+/// checks.
+fn every_edge_and_phase(one: &Kernel, tile: u64, all_phases: bool) -> u64 {
+    let e = one.spec().geometry.elem_bytes;
+    let (per, vec) = (u64::from(16 / e), u64::from(4 / e));
+    let cols = u64::from(one.width().expect("one width"));
+    let mut interior = 0;
+    for rows in [1, 5, tile - 1, tile + 3, 3 * tile + 7] {
+        let shape = Shape {
+            dst_ld: rows + 2 * (cols % 3),
+            ..Shape::new(rows, cols)
+        };
+        assert_eq!(refusal(&one.spec().geometry, &shape), None);
+        let phases: Vec<(u64, u64)> = if all_phases && rows == 3 * tile + 7 {
+            (0..per)
+                .flat_map(|s| (0..vec).map(move |d| (s, d)))
+                .collect()
+        } else {
+            vec![(cols % per, rows % vec), (per - 1, 0)]
+        };
+        for (s, d) in phases {
+            for index32 in [false, true] {
+                interior += check(one, &shape, Offsets { src: s, dst: d }, index32, None);
+            }
+        }
+    }
+    interior
+}
+
 #[test]
 fn thin_kernels_cover_every_element_once_at_every_width_and_phase() {
     for e in [1u32, 2] {
         let kernel = thin(e);
         assert!(kernel.analyze(Model::Hopper).conflict_free, "{e}-byte");
-        let (per, vec) = (u64::from(16 / e), u64::from(4 / e));
+        let vec = u64::from(4 / e);
         let tile = 248 * vec;
-        for cols in 2..=THIN_MAX_COLS {
+        for cols in 2..=THIN_MAX_COLS as u32 {
             // The entry point the runtime launches for this width, and its
             // tile's rows (its sub-tiles').
-            let one = kernel.with_width(cols as u32).expect("a thin width");
-            let tile = tile * u64::from(thin_subtiles(cols as u32));
-            let mut interior = 0;
-            // Less than a tile, a tile and a ragged edge, three tiles and more.
-            for rows in [1, 5, tile - 1, tile + 3, 3 * tile + 7] {
-                let shape = Shape {
-                    dst_ld: rows + 2 * (cols % 3),
-                    ..Shape::new(rows, cols)
-                };
-                assert_eq!(refusal(&kernel.spec().geometry, &shape), None);
-                // Every source phase and every destination phase in a word
-                // (the widest width and shape at every pair).
-                let phases: Vec<(u64, u64)> = if (cols == 31 || cols == 32) && rows == 3 * tile + 7
-                {
-                    (0..per)
-                        .flat_map(|s| (0..vec).map(move |d| (s, d)))
-                        .collect()
-                } else {
-                    vec![(cols % per, rows % vec), (per - 1, 0)]
-                };
-                for (s, d) in phases {
-                    let at = Offsets { src: s, dst: d };
-                    for index32 in [false, true] {
-                        interior += check(&one, &shape, at, index32, None);
-                    }
-                }
-            }
+            let one = kernel.with_width(cols).expect("a thin width");
+            let tile = tile * u64::from(thin_subtiles(cols));
             assert!(
-                interior > 0,
+                every_edge_and_phase(&one, tile, cols == 31 || cols == 32) > 0,
                 "{e}-byte, {cols} columns: no tile ran the unchecked body"
             );
         }
@@ -172,7 +179,7 @@ fn split_thin_kernels_cover_every_element_once_with_half_the_rows_a_tile() {
         .expect("builds");
         assert!(kernel.analyze(Model::Hopper).conflict_free, "{e}-byte");
         let g = kernel.spec().geometry;
-        let (per, vec) = (u64::from(16 / e), u64::from(4 / e));
+        let vec = u64::from(4 / e);
         // Half a sub-tile of the unsplit kernel's: 4 warps' runs.
         let tile = 124 * vec;
         assert_eq!(u64::from(g.thin_tile_rows()), tile);
@@ -191,26 +198,10 @@ fn split_thin_kernels_cover_every_element_once_with_half_the_rows_a_tile() {
         assert_eq!(refusal(&g, &Shape::new(5000, u64::from(first))), None);
         for cols in first..=THIN_MAX_COLS as u32 {
             let one = kernel.with_width(cols).expect("a split width");
-            let mut interior = 0;
-            for rows in [1, 5, tile - 1, tile + 3, 3 * tile + 7] {
-                let shape = Shape {
-                    dst_ld: rows + 2 * u64::from(cols % 3),
-                    ..Shape::new(rows, u64::from(cols))
-                };
-                let phases: Vec<(u64, u64)> = if cols == 31 && rows == 3 * tile + 7 {
-                    (0..per)
-                        .flat_map(|s| (0..vec).map(move |d| (s, d)))
-                        .collect()
-                } else {
-                    vec![(u64::from(cols) % per, rows % vec), (per - 1, 0)]
-                };
-                for (s, d) in phases {
-                    for index32 in [false, true] {
-                        interior += check(&one, &shape, Offsets { src: s, dst: d }, index32, None);
-                    }
-                }
-            }
-            assert!(interior > 0, "{e}-byte, {cols} columns: no interior tile");
+            assert!(
+                every_edge_and_phase(&one, tile, cols == 31) > 0,
+                "{e}-byte, {cols} columns: no interior tile"
+            );
         }
         // Batches with gaps on a grid smaller than the work, an odd number of
         // column steps (the second half's last step past the width).
