@@ -105,7 +105,7 @@ pub fn squat_lead_of(rows: Expr) -> Expr {
 }
 
 /// The value of an expression of literals below 2^32.
-fn constant(e: Expr) -> u32 {
+pub(crate) fn constant(e: Expr) -> u32 {
     e.eval(&Env::default())
         .ok()
         .and_then(|v| u32::try_from(v).ok())

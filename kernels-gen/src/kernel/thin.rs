@@ -56,6 +56,7 @@ pub use crate::kernel::geometry::{
     thin_vectors_of, THIN_BLOCKS, THIN_MAX_COLS, THIN_RUN, THIN_STAGE_REACH,
 };
 use crate::kernel::layout::Swizzle;
+use crate::kernel::stage::constant;
 
 /// The widths a `thin` kernel runs, each by its own entry point.
 pub fn thin_widths() -> impl Iterator<Item = u32> {
@@ -88,10 +89,16 @@ pub fn widths_of(g: &Geometry) -> std::ops::RangeInclusive<u32> {
 }
 
 /// Column steps (`Var::J` less one: `vec` column words each) a warp takes
-/// of a width of `cols`: all of them, or half (the first warps rounding up)
-/// where the kernel splits them ([`Geometry::split`]).
+/// of a width of `cols` (the kernel's `Var::Cols`): all of them, or half (the
+/// first warps rounding up) where the kernel splits them ([`Geometry::split`]).
+pub fn warp_steps_of(g: &Geometry, cols: Expr) -> Expr {
+    let (vec, halves) = (i64::from(g.vec), i64::from(g.thin_halves()));
+    ((cols + (vec - 1)) / vec + (halves - 1)) / halves
+}
+
+/// [`warp_steps_of`] a width of `cols`: the column loop's trip count.
 pub fn warp_steps(g: &Geometry, cols: u32) -> u32 {
-    cols.div_ceil(g.vec).div_ceil(g.thin_halves())
+    constant(warp_steps_of(g, Expr::Lit(i64::from(cols))))
 }
 
 /// Blocks per SM a `thin` kernel of `cols` columns is compiled for
@@ -297,11 +304,10 @@ pub(crate) fn thin_exprs(
         "bj",
         v(Var::Sub) * i64::from(g.thin_subtile_blocks()) + warp * i64::from(THIN_RUN) + v(Var::Tx),
     );
-    let steps = (cols.clone() + (vec - 1)) / vec;
     let first_step = g.split.then(|| {
         Expr::small(
             "qs",
-            (v(Var::Ty) >> i64::from(warps.trailing_zeros())) * ((steps + 1) / 2),
+            (v(Var::Ty) >> i64::from(warps.trailing_zeros())) * warp_steps_of(g, cols.clone()),
         )
     });
     let row_bytes = Expr::small("ko", phase.clone() * eb + v(Var::Row) * cols.clone() * eb);
