@@ -205,10 +205,9 @@ fn split_thin_kernels_cover_every_element_once_with_half_the_rows_a_tile() {
         }
         // Batches with gaps on a grid smaller than the work, an odd number of
         // column steps (the second half's last step past the width).
-        let odd = kernel
-            .with_width(if e == 1 { 25 } else { 21 })
-            .expect("a split width");
-        let mut batched = Shape::batched(3, 2 * tile + 5, u64::from(odd.width().unwrap_or(0)));
+        let cols = if e == 1 { 25 } else { 21 };
+        let odd = kernel.with_width(cols).expect("a split width");
+        let mut batched = Shape::batched(3, 2 * tile + 5, u64::from(cols));
         batched.src_batch_stride += 7;
         batched.dst_batch_stride += 3;
         check(

@@ -183,11 +183,18 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
                 m = crate::kernel::thin::THIN_MAX_COLS,
                 n = g.thin_subtile_blocks(),
                 v = g.vec,
-                warp = if g.split { "(ty % 4)" } else { "ty" },
-                split = if g.split {
-                    "; warps ty < 4 take the first half of its column words, the others the rest"
+                warp = if g.split {
+                    format!("(ty % {})", g.thin_run_warps())
                 } else {
-                    ""
+                    "ty".to_string()
+                },
+                split = if g.split {
+                    format!(
+                        "; warps ty < {} take the first half of its column words, the others the rest",
+                        g.thin_run_warps()
+                    )
+                } else {
+                    String::new()
                 }
             )?;
         }

@@ -21,7 +21,7 @@
 //! | widths from 21 (1-byte), 19 (2-byte), 40 MB (2.5 to 3.8 times) | 0.84 to 1.10 | 0.85 to 1.07, each within -0.16 to +0.11 |
 //! | 1-byte widths 9 to 20, 2-byte 9 to 18, 8 MB | | each within -0.22 to +0.06 |
 //!
-//! So the split kernel runs widths from [`split_min_cols`] in calls of fewer
+//! So the split kernel runs widths from [`split_min_cols`](crate::kernel::thin::split_min_cols) in calls of fewer
 //! than twice the blocks the GPU holds at once ([`thin_min_blocks`] an SM).
 //!
 //! ```
@@ -34,16 +34,14 @@
 //! # Ok::<(), bankfree_gen::SpecError>(())
 //! ```
 
-use crate::kernel::launch::launch;
-use crate::kernel::thin::{split_min_cols, thin_min_blocks, THIN_MAX_COLS};
-use crate::kernel::Kernel;
-
-#[cfg(doc)]
 use crate::kernel::geometry::Geometry;
+use crate::kernel::launch::launch;
+use crate::kernel::thin::{thin_min_blocks, widths_of};
+use crate::kernel::Kernel;
 
 /// Whether a call of `batch` matrices of `rows` source rows on `k`, a plain
 /// `thin` kernel of one width, runs its split twin ([`Kernel::with_split`])
-/// on a GPU of `sms` SMs: a width from [`split_min_cols`], and fewer of the
+/// on a GPU of `sms` SMs: a width from [`split_min_cols`](crate::kernel::thin::split_min_cols), and fewer of the
 /// call's tiles than twice the blocks the GPU holds at once. Kernels with outer
 /// axes or folded columns (a permute's) keep theirs.
 pub fn thin_split(k: &Kernel, batch: u64, rows: u64, sms: u32) -> bool {
@@ -51,11 +49,12 @@ pub fn thin_split(k: &Kernel, batch: u64, rows: u64, sms: u32) -> bool {
     let Some(cols) = k.width() else {
         return false;
     };
+    let split = Geometry { split: true, ..*g };
     if !g.thins()
         || g.split
         || k.outer() > 0
         || k.fold() != [0, 0]
-        || !(split_min_cols(g.elem_bytes)..=THIN_MAX_COLS as u32).contains(&cols)
+        || !widths_of(&split).contains(&cols)
     {
         return false;
     }
