@@ -8,7 +8,8 @@
 //! element of the destination buffer compared bit-exact. Run on a GPU with
 //! `--include-ignored` (`BANKFREE_MATRIX_ONLY=_tall,_wide` runs the kernels whose
 //! entry names contain one of those parts, with the rest of the list;
-//! `BANKFREE_MATRIX_SHAPES=odd,offset` the shapes whose names contain one of them).
+//! `BANKFREE_MATRIX_SHAPES=odd,offset` the shapes whose names contain one of them;
+//! `BANKFREE_MATRIX_SIZES=12,16` the element sizes of those bytes).
 
 mod common;
 
@@ -269,6 +270,13 @@ where
     T: DeviceRepr + ValidAsZeroBits + Copy + PartialEq + std::fmt::Debug,
 {
     let e = std::mem::size_of::<T>() as u32;
+    // `BANKFREE_MATRIX_SIZES=12,16` keeps those element sizes (to finish a run
+    // that a time limit cut short).
+    if let Ok(sizes) = std::env::var("BANKFREE_MATRIX_SIZES") {
+        if !sizes.split(',').any(|p| p.trim() == e.to_string()) {
+            return (0, 0);
+        }
+    }
     let mut kernels = Vec::new();
     let mut refused = 0;
     for tile in TILES {
