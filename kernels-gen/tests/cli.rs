@@ -364,6 +364,75 @@ fn permute_shows_the_plan_and_its_kernel() {
 }
 
 #[test]
+fn permute_names_the_width_entry_and_the_split_twin() {
+    // 8 MB of 1-byte rows of 28: the width's entry point, and the split twin
+    // on GPUs that hold twice the call's tiles at once.
+    let args = [
+        "permute",
+        "--dims",
+        "285715,28",
+        "--perm",
+        "1,0",
+        "--elem-bytes",
+        "1",
+    ];
+    let text = ok(&args);
+    assert!(
+        text.contains("entry point: bankfree_transpose_t32_r8_e1_v4_pad0_thin_w28 "),
+        "{text}"
+    );
+    assert!(text.contains("_thin_split_w28, whose tiles"), "{text}");
+    let mut with_json = args.to_vec();
+    with_json.push("--json");
+    let v = json(&with_json);
+    assert_eq!(v["entry"], "bankfree_transpose_t32_r8_e1_v4_pad0_thin_w28");
+    assert_eq!(
+        v["split"]["entry"],
+        "bankfree_transpose_t32_r8_e1_v4_pad0_thin_split_w28"
+    );
+    let from = v["split"]["from_sms"].as_u64().expect("an SM count");
+    // An H100 (132 SMs) takes the twin for this call, and ten times the rows
+    // would need more SMs than it has.
+    assert!((2..=132).contains(&from), "{from}");
+    let v = json(&[
+        "permute",
+        "--dims",
+        "2857150,28",
+        "--perm",
+        "1,0",
+        "--elem-bytes",
+        "1",
+        "--json",
+    ]);
+    assert!(
+        v["split"]["from_sms"].as_u64().is_some_and(|n| n > 132),
+        "{v}"
+    );
+    // Below the split widths, and for other kernels, no twin.
+    let v = json(&[
+        "permute",
+        "--dims",
+        "400001,20",
+        "--perm",
+        "1,0",
+        "--elem-bytes",
+        "1",
+        "--json",
+    ]);
+    assert!(v["split"].is_null(), "{v}");
+    assert_eq!(v["entry"], "bankfree_transpose_t32_r8_e1_v4_pad0_thin_w20");
+    let v = json(&[
+        "permute",
+        "--dims",
+        "64,256,56,56",
+        "--perm",
+        "0,2,3,1",
+        "--json",
+    ]);
+    assert!(v["split"].is_null() && v["entry"] == v["kernel"], "{v}");
+}
+
+#[test]
 fn permute_bad_input_exits_2_naming_the_problem() {
     let cases: &[(&[&str], &str)] = &[
         (

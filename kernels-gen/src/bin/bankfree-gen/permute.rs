@@ -1,8 +1,10 @@
 //! `bankfree-gen permute`: the plan of an N-d permute (merged axes, kernel, launch,
 //! bank verdict), or with `gen` the CUDA C of its kernel.
 
+use bankfree_gen::ir::shape::Shape;
 use bankfree_gen::kernel::launch::launch;
 use bankfree_gen::select::permute::{pick, plan, plan_kernels, Kind, Permute, Plan};
+use bankfree_gen::select::split::thin_split;
 use bankfree_gen::{emit, Kernel, Model, Strategy, ELEM_SIZES};
 use clap::{Args, Subcommand};
 use serde_json::json;
@@ -69,6 +71,26 @@ fn planned(a: &PermuteArgs) -> Result<(Permute, Plan, Option<Kernel>, Vec<String
     Ok((p, pl, chosen, names))
 }
 
+/// The most SMs asked about when finding where a call takes the split twin.
+const MAX_SMS: u32 = 1024;
+
+/// What the runtime launches of `k` for a call of shape `s`: a `thin` (`squat`)
+/// kernel's entry point for the call's width (height), else `k`; and for a
+/// `thin` call, the split twin with the fewest SMs from which the runtime runs
+/// it instead ([`thin_split`] asked of each SM count, so the rule is written once).
+fn launched(k: &Kernel, s: &Shape) -> (Kernel, Option<(u32, Kernel)>) {
+    let g = &k.spec().geometry;
+    let width = if g.squats() { s.rows } else { s.cols };
+    let one = match u32::try_from(width).map(|w| k.with_width(w)) {
+        Ok(Ok(w)) if (g.thins() || g.squats()) && k.width().is_none() => w,
+        _ => k.clone(),
+    };
+    let split = (1..=MAX_SMS)
+        .find(|&n| thin_split(&one, s.batch, s.rows, n))
+        .and_then(|n| Some((n, one.with_split().ok()?)));
+    (one, split)
+}
+
 pub fn run(o: &mut String, a: &PermuteArgs) -> Result<(), String> {
     let (p, pl, chosen, names) = planned(a)?;
     if let Some(Action::Gen) = a.action {
@@ -81,6 +103,7 @@ pub fn run(o: &mut String, a: &PermuteArgs) -> Result<(), String> {
         return Ok(());
     }
     let s = &pl.shape;
+    let runs = chosen.as_ref().map(|k| launched(k, s));
     let report = chosen.as_ref().map(|k| {
         let r = k.analyze(Model::Hopper);
         let l = launch(
@@ -103,6 +126,10 @@ pub fn run(o: &mut String, a: &PermuteArgs) -> Result<(), String> {
             "plan": pl.kind,
             "shape": pl.shape,
             "kernel": chosen.as_ref().map_or("none".to_string(), Kernel::entry_name),
+            "entry": runs.as_ref().map(|(one, _)| one.entry_name()),
+            "split": runs.as_ref().and_then(|(_, sp)| sp.as_ref()).map(|(n, k)| json!({
+                "entry": k.entry_name(), "from_sms": n,
+            })),
             "describe": chosen.as_ref().map(Kernel::describe),
             "candidates": names,
             "launch": report.as_ref().map(|(_, _, l)| json!({
@@ -164,6 +191,18 @@ pub fn run(o: &mut String, a: &PermuteArgs) -> Result<(), String> {
         );
     }
     let _ = writeln!(o, "kernel: {}: {}", k.entry_name(), k.describe());
+    if let Some((one, split)) = &runs {
+        if one.entry_name() != k.entry_name() {
+            let _ = writeln!(o, "entry point: {} (this call's width)", one.entry_name());
+        }
+        if let Some((n, twin)) = split {
+            let _ = writeln!(
+                o,
+                "on a GPU of {n} SMs or more (an H100 has 132): {}, whose tiles are half as many rows (fewer of this call's tiles than twice the blocks the GPU holds at once; BANKFREE_THIN_SPLIT=0 keeps the one above)",
+                twin.entry_name()
+            );
+        }
+    }
     let _ = writeln!(
         o,
         "launch: grid {:?}, block {:?}, {} bytes of dynamic shared memory",
