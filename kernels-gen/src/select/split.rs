@@ -21,6 +21,11 @@
 //! | widths from 21 (1-byte), 19 (2-byte), 40 MB (2.5 to 3.8 times) | 0.84 to 1.10 | 0.85 to 1.07, each within -0.16 to +0.11 |
 //! | 1-byte widths 9 to 20, 2-byte 9 to 18, 8 MB | | each within -0.22 to +0.06 |
 //!
+//! Through the runtime (`bench -- --shape ...`, H100, 2026-11-28, unsplit then
+//! split in one call), 1-byte widths 21 to 32 at 10 and 16 MB ran at 0.68 to
+//! 1.05 of memcpy unsplit and 0.92 to 1.18 split, 2-byte widths 19 to 32 at
+//! 0.74 to 1.13 and 0.89 to 1.20.
+//!
 //! So the split kernel runs widths from [`split_min_cols`](crate::kernel::thin::split_min_cols) in calls of fewer
 //! than twice the blocks the GPU holds at once ([`thin_min_blocks`] an SM).
 //!
