@@ -1,6 +1,8 @@
 //! Helpers the integration tests share (each test crate uses some of them).
 #![allow(dead_code)]
 
+pub mod cli;
+
 use bankfree_gen::check::sim::{self, Grid, Offsets};
 use bankfree_gen::{Kernel, Shape};
 
