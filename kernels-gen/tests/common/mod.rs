@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod cli;
+pub mod cover;
 
 use bankfree_gen::check::sim::{self, Grid, Offsets};
 use bankfree_gen::{Kernel, Shape};
