@@ -139,6 +139,26 @@ fn permute_names_the_width_entry_and_the_split_twin() {
         "--json",
     ]);
     assert!(v["split"].is_null() && v["entry"] == v["kernel"], "{v}");
+    // A squat call: its height's entry point, and the grid the runtime caps.
+    let text = ok(&[
+        "permute",
+        "--dims",
+        "3,8294400",
+        "--perm",
+        "1,0",
+        "--elem-bytes",
+        "1",
+    ]);
+    assert!(
+        text.contains(
+            "entry point: bankfree_transpose_t32_r8_e1_v4_pad0_squat_w3 (this call's height)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("caps grid.x at 16 blocks an SM, 2112 on"),
+        "{text}"
+    );
 }
 
 #[test]

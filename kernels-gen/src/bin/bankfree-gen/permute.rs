@@ -3,6 +3,7 @@
 
 use bankfree_gen::ir::shape::Shape;
 use bankfree_gen::kernel::launch::launch;
+use bankfree_gen::kernel::squat::SQUAT_BLOCKS_PER_SM;
 use bankfree_gen::select::permute::{pick, plan, plan_kernels, Kind, Permute, Plan};
 use bankfree_gen::select::split::thin_split;
 use bankfree_gen::{emit, Kernel, Model, Strategy, ELEM_SIZES};
@@ -193,7 +194,12 @@ pub fn run(o: &mut String, a: &PermuteArgs) -> Result<(), String> {
     let _ = writeln!(o, "kernel: {}: {}", k.entry_name(), k.describe());
     if let Some((one, split)) = &runs {
         if one.entry_name() != k.entry_name() {
-            let _ = writeln!(o, "entry point: {} (this call's width)", one.entry_name());
+            let side = if one.spec().geometry.squats() {
+                "height"
+            } else {
+                "width"
+            };
+            let _ = writeln!(o, "entry point: {} (this call's {side})", one.entry_name());
         }
         if let Some((n, twin)) = split {
             let _ = writeln!(
@@ -208,6 +214,13 @@ pub fn run(o: &mut String, a: &PermuteArgs) -> Result<(), String> {
         "launch: grid {:?}, block {:?}, {} bytes of dynamic shared memory",
         l.grid, l.block, l.dynamic_shared_bytes
     );
+    if k.spec().geometry.squats() {
+        let _ = writeln!(
+            o,
+            "  (the runtime caps grid.x at {SQUAT_BLOCKS_PER_SM} blocks an SM, {} on an H100's 132; the tile loop strides over the rest)",
+            SQUAT_BLOCKS_PER_SM * 132
+        );
+    }
     let _ = writeln!(o, "banks ({}): {}", Model::Hopper, r.verdict());
     Ok(())
 }
