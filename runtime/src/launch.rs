@@ -303,8 +303,8 @@ where
     // order for this call, then the 32-bit build where it provably computes every
     // index exactly and is the faster build. The twin's geometry is what the proof
     // of the 32-bit build and the grid take (a skew twin is narrower).
-    let width = if g.squats() { shape.rows } else { shape.cols };
-    let kernel = kernel.for_gpu(|| device::class(ctx)).for_width(width);
+    let kernel = kernel.for_gpu(|| device::class(ctx));
+    let kernel = g.width_of(shape).map_or(kernel, |w| kernel.for_width(w));
     // A squat kernel's blocks take several tiles each (`SQUAT_BLOCKS_PER_SM`), and
     // so do a capped call's; a realign kernel's tile order and whether a thin
     // kernel splits its column words depend on how many of their blocks the

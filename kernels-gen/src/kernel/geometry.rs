@@ -17,6 +17,7 @@
 //! ```
 
 use crate::ir::expr::{Expr, Var};
+use crate::ir::shape::Shape;
 pub use crate::kernel::form::{Form, FORMS};
 use crate::kernel::layout::Layout;
 pub use crate::kernel::limits::{
@@ -149,6 +150,16 @@ impl Geometry {
             Some(Var::Rows)
         } else {
             None
+        }
+    }
+
+    /// The width whose entry point runs a call of `shape`, for a kernel with
+    /// an entry point per width ([`Geometry::width_var`]): the call's columns
+    /// (`thin`) or rows (`squat`).
+    pub fn width_of(&self, shape: &Shape) -> Option<u64> {
+        match self.width_var()? {
+            Var::Rows => Some(shape.rows),
+            _ => Some(shape.cols),
         }
     }
 

@@ -80,12 +80,12 @@ const MAX_SMS: u32 = 1024;
 /// `thin` call, the split twin with the fewest SMs from which the runtime runs
 /// it instead ([`thin_split`] asked of each SM count, so the rule is written once).
 fn launched(k: &Kernel, s: &Shape) -> (Kernel, Option<(u32, Kernel)>) {
-    let g = &k.spec().geometry;
-    let width = if g.squats() { s.rows } else { s.cols };
-    let one = match u32::try_from(width).map(|w| k.with_width(w)) {
-        Ok(Ok(w)) if (g.thins() || g.squats()) && k.width().is_none() => w,
-        _ => k.clone(),
-    };
+    let one = k
+        .spec()
+        .geometry
+        .width_of(s)
+        .and_then(|w| k.with_width(u32::try_from(w).ok()?).ok())
+        .unwrap_or_else(|| k.clone());
     let split = (1..=MAX_SMS)
         .find(|&n| thin_split(&one, s.batch, s.rows, n))
         .and_then(|n| Some((n, one.with_split().ok()?)));
