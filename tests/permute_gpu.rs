@@ -77,8 +77,9 @@ fn cases() -> Vec<Case> {
         // Matrices of 2 rows batched over two axes, each destination run at its
         // own phase against the vector: the strip kernel with an outer axis.
         (vec![2, 7, 2, 59_917], vec![1, 0, 3, 2]),
-        // Tiles of 2 rows, of 6 by 10 and matrices of 39 x 6: gathers. Then
-        // 1-byte columns of 20011 rows, past the plain small kernel's matrices.
+        // Tiles of 2 rows, of 6 by 10 and matrices of 39 x 6: gathers (the
+        // last, of 4 bytes or more, the folded tall kernel). Then 1-byte
+        // columns of 20011 rows, past the plain small kernel's matrices.
         (vec![2, 65_537, 2], vec![2, 1, 0]),
         (vec![5, 2, 20_011, 2], vec![3, 1, 0, 2]),
         (vec![7, 3, 46, 2, 51, 11], vec![4, 2, 0, 5, 1, 3]),
@@ -120,6 +121,9 @@ fn cases() -> Vec<Case> {
         (vec![6, 2, 12_710, 11], vec![3, 1, 2, 0], [0, 1, 3]),
         (vec![2_000, 40, 6, 3], vec![0, 3, 2, 1], [0, 1, 3]),
         (vec![300, 400, 4, 5], vec![0, 3, 2, 1], [0, 1, 3]),
+        // Gathers of whole source rows of 5 elements (4 and 8 bytes): the tall
+        // kernel, its rows folded past a tile.
+        (vec![40, 3, 50, 37, 5], vec![1, 4, 2, 0, 3], [0, 1, 3]),
     ] {
         for offset in offsets {
             out.push(Case {

@@ -13,6 +13,7 @@
 pub use crate::check::refusal::Refusal;
 use crate::ir::expr::Var;
 use crate::ir::shape::{outer_params, Fold, Shape};
+use crate::kernel::fold;
 use crate::kernel::geometry::{
     Form, Geometry, Quotients, COPY_MAX_COLS, MAX_NARROW, PLANAR_MAX_COLS,
 };
@@ -238,18 +239,14 @@ fn planar_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
 }
 
 /// Why a kernel cannot run a shape with folded sides, if it cannot: it must be a
-/// scalar `tile` kernel, or a `thin` one whose rows do not fold and whose column
-/// axes continue each other in the source (the row one run), and each side's
+/// scalar `tile` kernel, a `thin` one whose rows do not fold and whose column
+/// axes continue each other in the source (the row one run), or a `tall` one of
+/// single elements whose columns (2 or more) do not fold, and each side's
 /// divisions (by the extents of all but its outermost axis, as
 /// [`crate::ir::expr::Expr::quot`]) exact for every index a tile reaches (below
-/// the side plus two tiles).
+/// the side plus two tiles, or a tall kernel's chunk).
 fn fold_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
-    let folds = match g.form {
-        Form::Tile => g.vec == 1,
-        Form::Thin => shape.fold.rows.n == 0,
-        _ => false,
-    };
-    if !folds {
+    if !fold::folds(g, shape.fold.rows.n, shape.fold.cols.n) {
         return Some(Refusal::FoldForm {
             form: g.form,
             vec: g.vec,
@@ -269,7 +266,20 @@ fn fold_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
             }
         }
     }
-    let reach = 2 * u64::from(g.tile);
+    // A folded tall kernel divides its chunk's flat index by the width.
+    if g.form == Form::Tall && shape.cols < 2 {
+        return Some(Refusal::FoldSplit {
+            side: "cols",
+            n: shape.cols,
+            ext: shape.cols,
+        });
+    }
+    // A tile reaches two tiles past its side, a tall chunk a chunk of rows.
+    let reach = if g.form == Form::Tall {
+        u64::from(g.chunk_elems())
+    } else {
+        2 * u64::from(g.tile)
+    };
     let sides = [
         (
             "rows",

@@ -165,7 +165,7 @@ impl fmt::Display for Refusal {
             ),
             Refusal::FoldForm { form, vec } => write!(
                 f,
-                "folded tile sides need a scalar tile kernel (folded columns alone, a thin one too), not a {form} kernel of {vec}-element blocks"
+                "folded tile sides need a scalar tile kernel (folded columns alone, a thin one too; folded rows alone, a tall one of single elements), not a {form} kernel of {vec}-element blocks"
             ),
             Refusal::FoldRun { axis, stride, run } => write!(
                 f,

@@ -3,6 +3,21 @@
 //! turned into one offset per buffer ([`crate::ir::shape::Chain`]).
 
 use crate::ir::expr::{Expr, Var, MAX_FOLD};
+use crate::kernel::geometry::{Form, Geometry};
+
+/// Whether a kernel of geometry `g` folds `rows` more row axes and `cols`
+/// more column axes (each at most [`MAX_FOLD`]): a scalar `tile` kernel both
+/// sides, a `thin` one its columns, a `tall` one of single elements (not one
+/// that packs words) its rows.
+pub(crate) fn folds(g: &Geometry, rows: u8, cols: u8) -> bool {
+    let form = match g.form {
+        Form::Tile => g.vec == 1,
+        Form::Thin => rows == 0,
+        Form::Tall => !g.packs() && cols == 0,
+        _ => false,
+    };
+    form && rows <= MAX_FOLD && cols <= MAX_FOLD
+}
 
 /// Which side of the tile an index runs along.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,6 +4,7 @@
 use crate::ir::expr::{Expr, Var};
 use crate::ir::guard::{Guard, Less};
 use crate::kernel::batch::BatchBase;
+use crate::kernel::fold::{split, Side};
 use crate::kernel::geometry::{Form, Geometry};
 use crate::kernel::layout::{Layout, Swizzle};
 use crate::kernel::moves::{Mem, Move, Pack, Place};
@@ -12,12 +13,19 @@ use crate::kernel::tiling::Tiling;
 /// The two moves of a tall or wide kernel: the flat side as one run, the strided side
 /// by narrow row, both through the chunk `q` in shared memory (`q = long * narrow +
 /// narrow index`, viewed as rows of `tile` units by `layout`).
+///
+/// A tall kernel whose rows fold (`row_magics`, [`crate::kernel::fold`]) reads
+/// the chunk's rows one by one: unit `f` of the chunk is column `f % narrow` of
+/// row `l0 + f / narrow`, at that row's source offset, and each destination
+/// row's position `l0 + p` lies at its destination offset. The shared indices
+/// are the unfolded kernel's, so its bank proof holds as it is.
 pub(crate) fn narrow_moves(
     g: &Geometry,
     layout: Layout,
     t: &Tiling,
     words: u32,
     batch: &BatchBase,
+    row_magics: &[Expr],
 ) -> (Vec<Expr>, Vec<Move>) {
     let v = Expr::var;
     let tile = i64::from(g.tile);
@@ -85,8 +93,20 @@ pub(crate) fn narrow_moves(
                 &batch.src,
             )
         };
-    // The flat run: `ld == narrow` (checked by `fits`), so the chunk is contiguous.
-    let flat = global(flat_mem, flat_stride, l0.clone() * v(flat_ld) + f.clone());
+    // The flat run: `ld == narrow` (checked by `fits`), so the chunk is contiguous;
+    // with folded rows, each row at its own offset.
+    let folded = g.form == Form::Tall && !row_magics.is_empty();
+    let narrow_m = Expr::magic("narrow_m", narrow.clone());
+    let (flat_lets, flat_at) = if folded {
+        let row = Expr::small("fr", Expr::quot(f.clone(), &narrow_m));
+        let col = Expr::small("fc", f.clone() - row.clone() * narrow.clone());
+        let rs = split(l0.clone() + row.clone(), Side::Rows, row_magics, 0);
+        let lets = [vec![f.clone(), row, col.clone()], rs.lets].concat();
+        (lets, rs.src + col)
+    } else {
+        (vec![f.clone()], l0.clone() * v(flat_ld) + f.clone())
+    };
+    let flat = global(flat_mem, flat_stride, flat_at);
     let flat_guard = Guard(vec![
         in_chunk.clone(),
         Less(
@@ -94,14 +114,20 @@ pub(crate) fn narrow_moves(
             v(long) * narrow.clone(),
         ),
     ]);
-    let strided = global(
-        strided_mem,
-        strided_stride,
-        o.clone() * v(strided_ld) + l0.clone() + p.clone(),
-    );
+    let (strided_lets, strided_at) = if folded {
+        let rw = split(l0.clone() + p.clone(), Side::Rows, row_magics, 1);
+        let lets = [vec![f.clone(), o.clone(), p.clone()], rw.lets].concat();
+        (lets, o.clone() * v(strided_ld) + rw.dst)
+    } else {
+        (
+            vec![f.clone(), o.clone(), p.clone()],
+            o.clone() * v(strided_ld) + l0.clone() + p.clone(),
+        )
+    };
+    let strided = global(strided_mem, strided_stride, strided_at);
     let strided_guard = Guard(vec![in_chunk, Less(l0.clone() + p.clone(), v(long))]);
     let flat_move = |to_shared: bool| Move {
-        lets: vec![f.clone()],
+        lets: flat_lets.clone(),
         guard: flat_guard.clone(),
         from: if to_shared {
             flat.clone()
@@ -118,7 +144,7 @@ pub(crate) fn narrow_moves(
         pack: None,
     };
     let strided_move = |to_shared: bool| Move {
-        lets: vec![f.clone(), o.clone(), p.clone()],
+        lets: strided_lets.clone(),
         guard: strided_guard.clone(),
         from: if to_shared {
             strided.clone()
@@ -139,7 +165,8 @@ pub(crate) fn narrow_moves(
     } else {
         vec![strided_move(true), flat_move(false)]
     };
-    (vec![l0], moves)
+    let tile_lets = if folded { vec![narrow_m, l0] } else { vec![l0] };
+    (tile_lets, moves)
 }
 
 /// The layout of a packed tall kernel's chunk with `swizzle`: CuTe's

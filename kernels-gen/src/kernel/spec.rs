@@ -131,7 +131,7 @@ pub enum SpecError {
     Form { value: String, why: String },
     #[error("{outer} outer batch axes on a `{form}` kernel: a kernel takes at most {max}", max = crate::ir::expr::MAX_OUTER)]
     Outer { outer: u8, form: Form },
-    #[error("a kernel folding {rows} row and {cols} column axes of form `{form}` with {vec}-element blocks: only `tile` kernels of single elements fold (and `thin` kernels their columns), at most {max} more axes per side", max = crate::ir::expr::MAX_FOLD)]
+    #[error("a kernel folding {rows} row and {cols} column axes of form `{form}` with {vec}-element blocks: only `tile` kernels of single elements fold (`thin` kernels their columns, `tall` ones of single elements their rows), at most {max} more axes per side", max = crate::ir::expr::MAX_FOLD)]
     Fold {
         rows: u8,
         cols: u8,

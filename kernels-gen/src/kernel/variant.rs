@@ -3,7 +3,7 @@
 //! point, wider quotients, folded tile sides or another tile order, each checked
 //! against what its form can run.
 
-use crate::ir::expr::{Expr, Var, MAX_FOLD, MAX_OUTER};
+use crate::ir::expr::{Expr, Var, MAX_OUTER};
 use crate::kernel::batch::batch_base;
 use crate::kernel::copy::copy_moves;
 use crate::kernel::geometry::{Form, Quotients};
@@ -216,7 +216,9 @@ impl Kernel {
     /// split into its multi-index (extra kernel parameters). The scalar `tile`
     /// form folds both sides, the `thin` form its columns (a source stored as
     /// one run whose columns are several axes; each column's destination row is
-    /// the split's offset); at most [`MAX_FOLD`] more axes per side.
+    /// the split's offset), the `tall` form of single elements its rows (each
+    /// row's offsets the split's; the chunk's rows read one by one); at most
+    /// [`MAX_FOLD`](crate::ir::expr::MAX_FOLD) more axes per side.
     ///
     /// ```
     /// use bankfree_gen::{Kernel, Strategy, TransposeSpec};
@@ -227,16 +229,16 @@ impl Kernel {
     /// let thin = Kernel::build(TransposeSpec::thin(1)?)?;
     /// assert_eq!(thin.with_fold(0, 1)?.fold(), [0, 1]);
     /// assert!(thin.with_fold(1, 0).is_err());
+    /// // A tall kernel's rows over three axes; its columns do not fold.
+    /// let spec = TransposeSpec::new(32, 4, Strategy::Pad(None))?.with_form(bankfree_gen::Form::Tall)?;
+    /// let tall = Kernel::build(spec)?;
+    /// assert_eq!(tall.with_fold(2, 0)?.entry_name(), "bankfree_transpose_t32_r8_e4_pad1_tall_f20");
+    /// assert!(tall.with_fold(0, 1).is_err());
     /// # Ok::<(), bankfree_gen::SpecError>(())
     /// ```
     pub fn with_fold(&self, rows: u8, cols: u8) -> Result<Kernel, SpecError> {
         let g = &self.spec.geometry;
-        let folds = match g.form {
-            Form::Tile => g.vec == 1,
-            Form::Thin => rows == 0,
-            _ => false,
-        };
-        if rows > MAX_FOLD || cols > MAX_FOLD || !folds {
+        if !fold::folds(g, rows, cols) {
             return Err(SpecError::Fold {
                 rows,
                 cols,
@@ -352,7 +354,9 @@ impl Kernel {
         let mut squat = None;
         let (tile_lets, moves) = match geometry.form {
             Form::Tall if geometry.packs() => packed_tall_moves(&geometry, layout, &tiling, &batch),
-            Form::Tall | Form::Wide => narrow_moves(&geometry, layout, &tiling, words, &batch),
+            Form::Tall | Form::Wide => {
+                narrow_moves(&geometry, layout, &tiling, words, &batch, &folds[0])
+            }
             Form::Tile | Form::Skew => {
                 tile_moves(&geometry, layout, &tiling, words, &batch, &folds, order)
             }

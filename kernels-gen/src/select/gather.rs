@@ -237,9 +237,11 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
     let narrow = base.map(|s| shape_specs(&s)).unwrap_or_default();
     let chunk = u64::from(small.geometry.small_chunk_elems());
     // The first narrow kernel that takes the shape, or a thin one that would
-    // but for its batch's short matrices.
+    // but for its batch's short matrices; a tall kernel takes folded rows only
+    // where the planner folds them for it (`permute::tall_plan`), not here.
     let first = narrow.iter().map(|s| s.geometry).find(|g| {
         g.form != Form::Skew
+            && !(g.form == Form::Tall && shape.fold != Fold::NONE)
             && matches!(unsuited(g, shape), None | Some(Refusal::ShortItems { .. }))
     });
     let elems = shape.rows.saturating_mul(shape.cols);

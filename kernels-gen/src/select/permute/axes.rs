@@ -10,8 +10,9 @@
 //! # Ok::<(), bankfree_gen::select::permute::PermuteError>(())
 //! ```
 
-use crate::ir::expr::{MAX_FOLD, MAX_OUTER};
+use crate::ir::expr::{Var, MAX_FOLD, MAX_OUTER};
 use crate::ir::shape::{Axis, Chain, Fold, Outer, Shape};
+use crate::kernel::geometry::MAX_NARROW;
 use crate::select::gather::tile_fill;
 use crate::select::permute::error::PermuteError;
 
@@ -111,8 +112,10 @@ pub(super) fn merge(axes: &mut Vec<Axis>) {
     }
 }
 
-/// The call's shape for merged axes (every extent above 1).
-pub(super) fn shape_of(axes: &[Axis], elem_bytes: u32) -> Result<Shape, PermuteError> {
+/// The call's shape for merged axes (every extent above 1). With `tall`, a
+/// transpose whose rows can fold on for the `tall` kernel ([`tall_folds`]) folds
+/// them on past a tile.
+pub(super) fn shape_of(axes: &[Axis], elem_bytes: u32, tall: bool) -> Result<Shape, PermuteError> {
     let inner = |key: fn(&Axis) -> u64| {
         axes.iter()
             .enumerate()
@@ -166,6 +169,13 @@ pub(super) fn shape_of(axes: &[Axis], elem_bytes: u32) -> Result<Shape, PermuteE
                 by_cols
             };
             rest = left;
+            // For the tall kernel, rows stored as runs of whole source rows fold
+            // on past a tile: its chunks then read those runs and write long
+            // destination runs.
+            let mut rows = rows;
+            if tall && tall_folds(elem_bytes, &cols, &c, &r) {
+                extend(axes, d, &mut rows, &mut rest, |a| a.dst, u64::MAX);
+            }
             shape.rows = product(&rows, &r)?;
             shape.cols = product(&cols, &c)?;
             shape.src_ld = r.src;
@@ -255,6 +265,18 @@ pub const COPY_ITEM_BYTES: u64 = 16 * 1024;
 /// A tile side shorter than this many items folds in more axes.
 pub const FOLD_BELOW: u64 = 32;
 
+/// Whether `shape`'s rows fold on past a tile ([`shape_of`] with `tall`): the
+/// axes inside their outermost one hold [`FOLD_BELOW`] items or more, where the
+/// tile's folding stops.
+pub fn rows_past_tile(shape: &Shape) -> bool {
+    let n = shape.fold.rows.n;
+    n > 0
+        && (0..n)
+            .map(|k| shape.fold_value(Var::RowExt(k)))
+            .try_fold(1u64, u64::checked_mul)
+            .is_none_or(|items| items >= FOLD_BELOW)
+}
+
 /// The axes a tile side starting at `axes[first]` folds in (innermost first,
 /// taken out of `rest`): while the side has fewer than [`FOLD_BELOW`] items, the
 /// axis of `rest` that continues it contiguously in the buffer it runs along
@@ -263,9 +285,37 @@ pub const FOLD_BELOW: u64 = 32;
 /// kernels serve it better than a tile reading scattered runs.
 fn chain(axes: &[Axis], first: usize, rest: &mut Vec<usize>, key: fn(&Axis) -> u64) -> Vec<Axis> {
     let mut out: Vec<Axis> = Vec::new();
-    let mut items = axes[first].ext;
-    let mut next_stride = items.checked_mul(key(&axes[first]));
-    while items < FOLD_BELOW && out.len() < usize::from(MAX_FOLD) {
+    extend(axes, first, &mut out, rest, key, FOLD_BELOW);
+    out
+}
+
+/// Whether a transpose of `elem_bytes`-byte elements whose columns are the
+/// axis `c` (folding `cols`) and whose rows start at the axis `r` can fold its
+/// rows on past a tile for the `tall` kernel ([`shape_of`]): columns of one axis and 2 to
+/// [`MAX_NARROW`] items, the rows' first axis `c.ext` apart in the source
+/// (whole source rows, one run), and elements of 4 bytes or more (the `tall`
+/// kernel of narrower ones packs words and folds nothing).
+fn tall_folds(elem_bytes: u32, cols: &[Axis], c: &Axis, r: &Axis) -> bool {
+    elem_bytes >= 4 && cols.is_empty() && (2..=MAX_NARROW).contains(&c.ext) && r.src == c.ext
+}
+
+/// Extends `out`, the axes a side starting at `axes[first]` folds in so far,
+/// with the axes of `rest` that continue it ([`chain`]) while it has fewer
+/// than `below` items.
+fn extend(
+    axes: &[Axis],
+    first: usize,
+    out: &mut Vec<Axis>,
+    rest: &mut Vec<usize>,
+    key: fn(&Axis) -> u64,
+    below: u64,
+) {
+    let last = out.last().copied().unwrap_or(axes[first]);
+    let mut items = out
+        .iter()
+        .fold(axes[first].ext, |p, a| p.saturating_mul(a.ext));
+    let mut next_stride = last.ext.checked_mul(key(&last));
+    while items < below && out.len() < usize::from(MAX_FOLD) {
         let Some(at) = rest
             .iter()
             .position(|&i| Some(key(&axes[i])) == next_stride)
@@ -277,5 +327,4 @@ fn chain(axes: &[Axis], first: usize, rest: &mut Vec<usize>, key: fn(&Axis) -> u
         next_stride = a.ext.checked_mul(key(&a));
         out.push(a);
     }
-    out
 }

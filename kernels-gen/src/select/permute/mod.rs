@@ -28,7 +28,10 @@
 //!    blocks are not whole 16-byte vectors or (of elements of 2 bytes or more)
 //!    whole destination sectors, as a **gather** instead where the
 //!    destination is one dense run ([`crate::select::gather`]; [`plan_tiles`]
-//!    stops before steps 4 and 5, [`plan_unwidened`] skips 4).
+//!    stops before steps 4 and 5, [`plan_unwidened`] skips 4), or such a
+//!    transpose whose gather would use little of each source sector, where the
+//!    source stores its rows as runs of whole rows, as the **tall** kernel of
+//!    rows folded past a tile ([`TALL_MAX_SECTOR_USE`]).
 //!
 //! The batch axes go innermost first by destination stride, so consecutive batch
 //! items write nearby.
@@ -49,17 +52,17 @@ mod axes;
 mod error;
 
 pub use axes::{check_perm, COPY_ITEM_BYTES, FOLD_BELOW};
-use axes::{merge, overlaps, shape_of, strides};
+use axes::{merge, overlaps, rows_past_tile, shape_of, strides};
 pub use error::{PermuteError, MAX_RANK};
 
 use crate::check::fit::kernel_refusal;
 use crate::check::suit::kernel_unsuited;
 use crate::ir::shape::{Axis, Fold, Shape};
-use crate::kernel::geometry::{elem_align, elem_bytes_ok, Quotients};
+use crate::kernel::geometry::{elem_align, elem_bytes_ok, Form, Quotients, MAX_NARROW};
 use crate::kernel::spec::{Strategy, TransposeSpec};
 use crate::kernel::Kernel;
 use crate::select::choice::{auto_kernels, permute_tile, permute_tile_rows};
-use crate::select::gather::{gather_shape, gathers, gathers_copy};
+use crate::select::gather::{gather_shape, gathers, gathers_copy, sector_use};
 use crate::select::widen::widened;
 use serde::Serialize;
 
@@ -165,6 +168,9 @@ fn gathered(tiled: Plan) -> Result<Plan, PermuteError> {
         _ => false,
     };
     if gather {
+        if let Some(tall) = tall_plan(&tiled)? {
+            return Ok(tall);
+        }
         if let Some(shape) = gather_shape(&tiled.axes) {
             shape.validate()?;
             return Ok(Plan {
@@ -177,11 +183,57 @@ fn gathered(tiled: Plan) -> Result<Plan, PermuteError> {
     Ok(tiled)
 }
 
+/// A gather uses less than this share of each source sector
+/// ([`sector_use`]) where the `tall` kernel, its rows folded on past a tile,
+/// runs the transpose instead (see the module docs, step 5).
+///
+/// Gather against the folded tall kernel, `--example permute -- --shape ...`
+/// with the build before it and with it in one call per GPU (2026-11-28),
+/// ratio to memcpy, H100 / H200: `[21,6,94,3,39,6] [3,5,2,0,1,4]` f32 (a
+/// sixth of each sector) 0.56 -> 0.75 / 0.50 -> 0.61, `[50,3,700,37,5]
+/// [1,4,2,0,3]` f64 (a quarter) 0.37 -> 0.89 / 0.41 -> 0.79; at a third the
+/// gather ran as fast or faster: `[2000,33,17,3] [3,1,0,2]` f32 0.91 gathered
+/// against 0.51 folded, `[61,60,6,63,3] [0,4,2,1,3]` f64 0.96 against 0.88
+/// (H200). `docs/design.md` has the table.
+pub const TALL_MAX_SECTOR_USE: f64 = 0.3;
+
+/// The transpose `tiled` (which the planner would gather) as a `tall` kernel
+/// of rows folded on past a tile, where its elements, columns and rows allow
+/// it ([`axes::shape_of`]), the gather would use less than
+/// [`TALL_MAX_SECTOR_USE`] of each source sector, and the tall kernel takes
+/// the shape.
+fn tall_plan(tiled: &Plan) -> Result<Option<Plan>, PermuteError> {
+    let e = tiled.elem_bytes;
+    if tiled.kind != Kind::Transpose || e < 4 {
+        return Ok(None);
+    }
+    let chunk = u64::from(TransposeSpec::small(e)?.geometry.small_chunk_elems());
+    if sector_use(&tiled.axes, e, chunk) >= TALL_MAX_SECTOR_USE {
+        return Ok(None);
+    }
+    let shape = shape_of(&tiled.axes, e, true)?;
+    if shape.fold.rows.n == tiled.shape.fold.rows.n {
+        return Ok(None);
+    }
+    shape.validate()?;
+    let plan = Plan {
+        shape,
+        ..tiled.clone()
+    };
+    let takes = plan_kernels(&plan, Strategy::Pad(None))?
+        .first()
+        .is_some_and(|k| {
+            let g = k.spec().geometry;
+            g.form == Form::Tall && kernel_refusal(&g, k.quotients(), &plan.shape).is_none()
+        });
+    Ok(takes.then_some(plan))
+}
+
 /// The plan of merged `axes` (every extent above 1) of `elem_bytes`-byte
 /// elements, each `unit` of the permute's: a transpose, or a copy where one axis
 /// is innermost on both sides.
 fn axes_plan(axes: Vec<Axis>, elem_bytes: u32, unit: u64) -> Result<Plan, PermuteError> {
-    let shape = shape_of(&axes, elem_bytes)?;
+    let shape = shape_of(&axes, elem_bytes, false)?;
     shape.validate()?;
     let kind = if shape.copy {
         Kind::Copy
@@ -324,12 +376,23 @@ pub fn plan_kernels(plan: &Plan, strategy: Strategy) -> Result<Vec<Kernel>, Perm
             Ok(out)
         }
         // A source stored as one run of at most 32 columns over several axes
-        // runs the thin kernel, its columns folded; anything else the tile.
+        // runs the thin kernel, its columns folded; rows folded on past a
+        // tile for the tall kernel ([`tall_plan`]) the tall kernel first;
+        // anything else the tile.
         Kind::Transpose if plan.shape.fold != Fold::NONE => {
             let [r, c] = plan.shape.fold.counts();
             let thin = (elem_bytes <= 2 && r == 0)
                 .then(|| TransposeSpec::thin(elem_bytes))
                 .transpose()?;
+            let tall = (elem_bytes >= 4
+                && c == 0
+                && plan.shape.cols <= MAX_NARROW
+                && rows_past_tile(&plan.shape))
+            .then(|| {
+                TransposeSpec::new(32, elem_bytes, Strategy::Pad(None))
+                    .and_then(|s| s.with_form(Form::Tall))
+            })
+            .transpose()?;
             // A 16-wide tile that no padding makes conflict-free (`pad` on
             // 4-byte elements) leaves the side to the 32-wide one.
             let folded = |s: TransposeSpec| -> Result<Kernel, PermuteError> {
@@ -339,7 +402,11 @@ pub fn plan_kernels(plan: &Plan, strategy: Strategy) -> Result<Vec<Kernel>, Perm
                 .map_err(PermuteError::from)
                 .and_then(folded)
                 .or_else(|_| folded(scalar((32, permute_tile_rows(elem_bytes)))?))?;
-            thin.into_iter().map(folded).chain([Ok(last)]).collect()
+            thin.into_iter()
+                .chain(tall)
+                .map(folded)
+                .chain([Ok(last)])
+                .collect()
         }
         Kind::Transpose => {
             // A small kernel over outer axes is followed by its wider quotients'
