@@ -6,8 +6,10 @@ mod common;
 
 use common::noise;
 
+use bankfree_gen::check::analysis::analyze;
 use bankfree_gen::check::fit::{kernel_refusal, Refusal};
 use bankfree_gen::check::sim;
+use bankfree_gen::hw::bank::Model;
 use bankfree_gen::ir::shape::{Axis, Chain, Fold, Shape};
 use bankfree_gen::kernel::order::TileOrder;
 use bankfree_gen::select::choice::{permute_tile, PERMUTE_TILE16_MAX_SIDE};
@@ -16,7 +18,7 @@ use bankfree_gen::select::permute::{
     plan, plan_kernels, plan_tiles, plan_unwidened, Kind, Permute, PermuteError, Plan,
 };
 use bankfree_gen::Strategy as Layouts;
-use bankfree_gen::{Form, Kernel};
+use bankfree_gen::{Form, Kernel, TransposeSpec};
 use proptest::prelude::*;
 
 fn row_major(dims: &[u64]) -> Vec<u64> {
@@ -424,4 +426,39 @@ fn a_short_source_run_of_several_axes_runs_the_thin_kernel() {
         })
     );
     assert_eq!(kernel_refusal(&g, thin.quotients(), &planned.shape), None);
+}
+
+/// A tall kernel with folded rows moves its chunk through shared memory as
+/// the unfolded kernel does (only its global offsets change), so the
+/// analyzer finds the same instructions, conflict-free, for every element size.
+#[test]
+fn folded_tall_kernels_keep_the_unfolded_bank_proof() {
+    for e in [4u32, 8, 12, 16, 24] {
+        let spec = TransposeSpec::new(32, e, Layouts::Pad(None))
+            .and_then(|s| s.with_form(Form::Tall))
+            .expect("tall spec");
+        let plain = Kernel::build(spec).expect("builds");
+        let want = analyze(&plain, Model::Hopper);
+        assert!(
+            want.conflict_free && want.errors.is_empty(),
+            "{e}: {}",
+            want.verdict()
+        );
+        for rows in 1..=2 {
+            let folded = plain.with_fold(rows, 0).expect("tall rows fold");
+            let got = analyze(&folded, Model::Hopper);
+            assert!(
+                got.errors.is_empty(),
+                "{}: {:?}",
+                folded.entry_name(),
+                got.errors
+            );
+            assert_eq!(
+                got.instructions,
+                want.instructions,
+                "{}",
+                folded.entry_name()
+            );
+        }
+    }
 }
