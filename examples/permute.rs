@@ -12,14 +12,18 @@
 //! axis that brings the tensor to about 32 MB, element sizes 1, 2, 4 and 8
 //! bytes); `--shape` runs the permutes it names, e.g. `--shape 1:3355443x5x2:2,1,0`
 //! (`E`-byte elements, the source's extents, the permutation). `--cases` writes
-//! the cases run as JSON. Without a GPU it says what is missing and exits with 2.
+//! the cases run as JSON. `--plans` prints each case's plan and first kernel
+//! instead of running it, with no GPU (what a planner change touches: diff two
+//! builds' output over the same draws). Otherwise, without a GPU it says what is
+//! missing and exits with 2.
 //! `scripts/gpu/peers.py --permute [--cases FILE]` times torch's
 //! `y.copy_(x.permute(p))` on the same cases.
 
 mod common;
 
 use bankfree::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
-use bankfree::gen::select::permute::{plan, Permute};
+use bankfree::gen::select::permute::{pick, plan, plan_kernels, Permute, Plan};
+use bankfree::gen::Strategy;
 use bankfree::half::f16;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -211,14 +215,7 @@ fn run(
         "{:<28} {:>10} {:>11} {:>11} {:>7}  plan",
         "case", "MB", "permute ms", "memcpy ms", "ratio"
     );
-    let cases: Vec<Case> = match random {
-        Some((n, seed)) => draw(n, seed),
-        None if !shapes.is_empty() => shapes,
-        None => CASES
-            .iter()
-            .map(|(n, d, p, e)| (n.to_string(), d.to_vec(), p.to_vec(), *e))
-            .collect(),
-    };
+    let cases = cases_of(random, shapes);
     if let Some(path) = cases_out {
         let json: Vec<String> = cases
             .iter()
@@ -243,33 +240,64 @@ fn run(
             8 => time_case(&stream, name, dims, perm, |x| x)?,
             _ => time_case(&stream, name, dims, perm, |x| x as u32)?,
         };
-        let d: Vec<u64> = dims.iter().map(|&x| x as u64).collect();
-        let p = plan(&Permute::new(&d, perm, e as u32)).map_err(err)?;
-        let s = p.shape;
         let mb = dims.iter().product::<usize>() * e;
-        let folded = if s.fold.counts() == [0, 0] {
-            String::new()
-        } else {
-            format!(", folded {:?}", s.fold.counts())
-        };
-        // A short block kept innermost moves as one wider element.
-        let widened = if p.unit > 1 {
-            format!(", {}-byte elements", p.elem_bytes)
-        } else {
-            String::new()
-        };
         println!(
-            "{name:<28} {:>10.1} {t:>11.4} {c:>11.4} {:>7.3}  {:?} batch {} ({} outer axes) of {} x {}{folded}{widened}",
+            "{name:<28} {:>10.1} {t:>11.4} {c:>11.4} {:>7.3}  {}",
             mb as f64 / 1e6,
             c / t,
-            p.kind,
-            s.batch,
-            s.outer.n,
-            s.rows,
-            s.cols,
+            plan_text(&plan_of(dims, perm, e)?),
         );
     }
     Ok(())
+}
+
+fn plan_of(dims: &[usize], perm: &[usize], e: usize) -> Res<Plan> {
+    let d: Vec<u64> = dims.iter().map(|&x| x as u64).collect();
+    plan(&Permute::new(&d, perm, e as u32)).map_err(err)
+}
+
+/// A plan in one line: its kind, batch and matrices.
+fn plan_text(p: &Plan) -> String {
+    let s = p.shape;
+    let folded = if s.fold.counts() == [0, 0] {
+        String::new()
+    } else {
+        format!(", folded {:?}", s.fold.counts())
+    };
+    // A short block kept innermost moves as one wider element.
+    let widened = if p.unit > 1 {
+        format!(", {}-byte elements", p.elem_bytes)
+    } else {
+        String::new()
+    };
+    format!(
+        "{:?} batch {} ({} outer axes) of {} x {}{folded}{widened}",
+        p.kind, s.batch, s.outer.n, s.rows, s.cols,
+    )
+}
+
+/// `--plans`: each case's plan and the kernel the runtime runs for it (with
+/// both buffers on 16-byte boundaries and no tuning recorded), no GPU.
+fn plans(cases: &[Case]) -> Res<()> {
+    for (name, dims, perm, e) in cases {
+        let p = plan_of(dims, perm, *e)?;
+        let kernels = plan_kernels(&p, Strategy::Xor).map_err(err)?;
+        let runs = pick(&kernels, &p.shape).map_or_else(|| "-".to_string(), |k| k.entry_name());
+        println!("{name:<28} {}  {runs}", plan_text(&p));
+    }
+    Ok(())
+}
+
+/// The cases to run: `--random`'s draw, else the `--shape`s, else the list.
+fn cases_of(random: Option<(usize, u64)>, shapes: Vec<Case>) -> Vec<Case> {
+    match random {
+        Some((n, seed)) => draw(n, seed),
+        None if !shapes.is_empty() => shapes,
+        None => CASES
+            .iter()
+            .map(|(n, d, p, e)| (n.to_string(), d.to_vec(), p.to_vec(), *e))
+            .collect(),
+    }
 }
 
 fn main() -> ExitCode {
@@ -306,6 +334,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if args.iter().any(|a| a == "--plans") {
+        return match plans(&cases_of(random, shapes)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if let Err(e) = bankfree::runtime::probe() {
         eprintln!("no GPU run: {e}");
         return ExitCode::from(2);

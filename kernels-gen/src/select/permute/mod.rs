@@ -200,8 +200,8 @@ pub const TALL_MAX_SECTOR_USE: f64 = 0.3;
 /// The transpose `tiled` (which the planner would gather) as a `tall` kernel
 /// of rows folded on past a tile, where its elements, columns and rows allow
 /// it ([`axes::shape_of`]), the gather would use less than
-/// [`TALL_MAX_SECTOR_USE`] of each source sector, and the tall kernel takes
-/// the shape.
+/// [`TALL_MAX_SECTOR_USE`] of each source sector, and the runtime would run
+/// the tall kernel on the shape ([`pick`]).
 fn tall_plan(tiled: &Plan) -> Result<Option<Plan>, PermuteError> {
     let e = tiled.elem_bytes;
     if tiled.kind != Kind::Transpose || e < 4 {
@@ -220,12 +220,8 @@ fn tall_plan(tiled: &Plan) -> Result<Option<Plan>, PermuteError> {
         shape,
         ..tiled.clone()
     };
-    let takes = plan_kernels(&plan, Strategy::Pad(None))?
-        .first()
-        .is_some_and(|k| {
-            let g = k.spec().geometry;
-            g.form == Form::Tall && kernel_refusal(&g, k.quotients(), &plan.shape).is_none()
-        });
+    let kernels = plan_kernels(&plan, Strategy::Pad(None))?;
+    let takes = pick(&kernels, &plan.shape).is_some_and(|k| k.spec().geometry.form == Form::Tall);
     Ok(takes.then_some(plan))
 }
 
