@@ -249,8 +249,8 @@ fn sample_permutes(n: usize) -> Vec<(Permute, Strategy)> {
 
 /// Every kernel a sample of permute plans may run (copies, gathers with each
 /// level of wider quotients, and transposes with outer batch axes and folded tile sides,
-/// also where the plan gathers), both builds, compiles for sm_90; the 32-bit
-/// builds without spills.
+/// also where the plan gathers, and tall kernels of folded rows), both builds,
+/// compiles for sm_90; the 32-bit builds without spills.
 #[test]
 fn sampled_permute_kernels_compile_without_spills() {
     if !have_nvrtc() {
@@ -259,7 +259,19 @@ fn sampled_permute_kernels_compile_without_spills() {
     let mut seen = std::collections::BTreeSet::new();
     let mut sources = Vec::new();
     let mut outers = std::collections::BTreeSet::new();
-    for (p, strategy) in sample_permutes(64) {
+    // With two that run the tall kernel of folded rows (gathers of whole
+    // source rows that use little of each sector).
+    let tall = [
+        (
+            Permute::new(&[70, 5, 39, 6], &[1, 3, 0, 2], 4),
+            Strategy::Xor,
+        ),
+        (
+            Permute::new(&[30, 4, 2, 37, 5], &[1, 4, 2, 0, 3], 8),
+            Strategy::Xor,
+        ),
+    ];
+    for (p, strategy) in sample_permutes(64).into_iter().chain(tall) {
         for planned in [plan(&p), plan_tiles(&p)] {
             let planned = planned.expect("the sample plans");
             for k in plan_kernels(&planned, strategy).expect("kernels build") {
@@ -274,6 +286,12 @@ fn sampled_permute_kernels_compile_without_spills() {
     assert!(outers.len() >= 5, "outer axis counts {outers:?}");
     assert!(sources.iter().any(|k| k.entry().contains("copy")));
     assert!(sources.iter().any(|k| k.fold() != [0, 0]), "no folded tile");
+    assert!(
+        sources
+            .iter()
+            .any(|k| k.entry().contains("_tall_") && k.fold() != [0, 0]),
+        "no folded tall kernel"
+    );
     for q in [Quotients::Items, Quotients::Wide, Quotients::Any] {
         assert!(
             sources.iter().any(|k| k.quotients() == q),
