@@ -4,160 +4,15 @@
 
 mod common;
 
-use common::noise;
+use common::permute::{check, check_plan, padded};
 
-use bankfree_gen::check::analysis::analyze;
 use bankfree_gen::check::fit::{kernel_refusal, Refusal};
-use bankfree_gen::check::sim;
-use bankfree_gen::hw::bank::Model;
 use bankfree_gen::ir::shape::{Axis, Chain, Fold, Shape};
-use bankfree_gen::kernel::order::TileOrder;
 use bankfree_gen::select::choice::{permute_tile, PERMUTE_TILE16_MAX_SIDE};
-use bankfree_gen::select::device::{twin, GpuClass};
-use bankfree_gen::select::permute::{
-    plan, plan_kernels, plan_tiles, plan_unwidened, Kind, Permute, PermuteError, Plan,
-};
+use bankfree_gen::select::permute::{plan, plan_kernels, plan_tiles, Kind, Permute};
+use bankfree_gen::Form;
 use bankfree_gen::Strategy as Layouts;
-use bankfree_gen::{Form, Kernel, TransposeSpec};
 use proptest::prelude::*;
-
-fn row_major(dims: &[u64]) -> Vec<u64> {
-    let mut s = vec![1u64; dims.len()];
-    for i in (0..dims.len().saturating_sub(1)).rev() {
-        s[i] = s[i + 1] * dims[i + 1];
-    }
-    s
-}
-
-/// Strides with `pad` extra elements per axis (a view into a larger tensor).
-fn padded(dims: &[u64], pad: &[u64]) -> Vec<u64> {
-    let mut s = vec![1u64; dims.len()];
-    let mut step = 1;
-    for i in (0..dims.len()).rev() {
-        s[i] = step;
-        step = step * dims[i] + pad[i] * step;
-    }
-    s
-}
-
-/// Elements a tensor of `dims` and `strides` spans.
-fn span(dims: &[u64], strides: &[u64]) -> u64 {
-    if dims.contains(&0) {
-        return 0;
-    }
-    1 + dims
-        .iter()
-        .zip(strides)
-        .map(|(d, s)| (d - 1) * s)
-        .sum::<u64>()
-}
-
-/// The CPU permute, element by element.
-fn reference(p: &Permute, src: &[u8], dst: &mut [u8]) {
-    let e = p.elem_bytes as usize;
-    let rank = p.dims.len();
-    let ss = p.src_strides.clone().unwrap_or_else(|| row_major(&p.dims));
-    let out: Vec<u64> = p.perm.iter().map(|&a| p.dims[a]).collect();
-    let ds = p.dst_strides.clone().unwrap_or_else(|| row_major(&out));
-    let total: u64 = p.dims.iter().product();
-    let mut idx = vec![0u64; rank];
-    for _ in 0..total {
-        let s: u64 = (0..rank).map(|a| idx[a] * ss[a]).sum();
-        let d: u64 = (0..rank).map(|i| idx[p.perm[i]] * ds[i]).sum();
-        let (s, d) = (s as usize * e, d as usize * e);
-        dst[d..d + e].copy_from_slice(&src[s..s + e]);
-        for a in (0..rank).rev() {
-            idx[a] += 1;
-            if idx[a] < p.dims[a] {
-                break;
-            }
-            idx[a] = 0;
-        }
-    }
-}
-
-/// Simulates the kernels of `p`'s plan, of its tiled plan (a transpose or
-/// copy) where it gathers, and of its plain plan where it widens (what runs
-/// where a pointer is off the wider element).
-fn check(p: &Permute) -> Result<usize, TestCaseError> {
-    let planned = plan(p);
-    let tiles = match &planned {
-        Ok(x) if x.kind == Kind::Gather => check_plan(p, plan_tiles(p))?,
-        _ => 0,
-    };
-    let plain = match &planned {
-        Ok(x) if x.unit > 1 => {
-            prop_assert_eq!(u64::from(p.elem_bytes) * x.unit, u64::from(x.elem_bytes));
-            check_plan(p, plan_unwidened(p))?
-        }
-        _ => 0,
-    };
-    Ok(check_plan(p, planned)? + tiles + plain)
-}
-
-/// Simulates every kernel of the plan `planned` of `p` that fits its shape.
-fn check_plan(p: &Permute, planned: Result<Plan, PermuteError>) -> Result<usize, TestCaseError> {
-    let planned = match planned {
-        Ok(x) => x,
-        Err(PermuteError::Shape(e)) => {
-            // Only strides of our making that overlap may be refused.
-            return Err(TestCaseError::fail(format!("{p:?}: {e}")));
-        }
-        Err(e) => return Err(TestCaseError::fail(format!("{p:?}: {e}"))),
-    };
-    let e = p.elem_bytes as usize;
-    let out: Vec<u64> = p.perm.iter().map(|&a| p.dims[a]).collect();
-    let ss = p.src_strides.clone().unwrap_or_else(|| row_major(&p.dims));
-    let ds = p.dst_strides.clone().unwrap_or_else(|| row_major(&out));
-    let (n, m) = (span(&p.dims, &ss) as usize, span(&out, &ds) as usize);
-    if planned.kind == Kind::Empty {
-        return Ok(0);
-    }
-    // The plan counts in its own elements, `unit` of the permute's each.
-    let unit = planned.unit as usize;
-    prop_assert!(
-        planned.shape.src_elems()? as usize * unit <= n,
-        "{planned:?}"
-    );
-    prop_assert!(
-        planned.shape.dst_elems()? as usize * unit <= m,
-        "{planned:?}"
-    );
-    let src = noise(n * e, 3);
-    let poison = noise(m * e, 5);
-    let mut want = poison.clone();
-    reference(p, &src, &mut want);
-    let mut ran = 0;
-    for strategy in [Layouts::Xor, Layouts::Pad(None)] {
-        let kernels = plan_kernels(&planned, strategy)
-            .map_err(|e| TestCaseError::fail(format!("{p:?}: {e}")))?;
-        prop_assert!(!kernels.is_empty());
-        // The last kernel of a list runs every shape of its kind.
-        let last = kernels.last().expect("listed");
-        let fits = |k: &Kernel| {
-            kernel_refusal(&k.spec().geometry, k.quotients(), &planned.shape).is_none()
-        };
-        prop_assert!(fits(last));
-        // Each tile kernel also in the other order its blocks may take the tiles,
-        // and the twins other GPU classes run.
-        let down = kernels
-            .iter()
-            .filter_map(|k| k.with_order(TileOrder::Columns).ok())
-            .chain(kernels.iter().filter_map(|k| twin(GpuClass::H200, k)));
-        for k in kernels.iter().cloned().chain(down) {
-            if !fits(&k) {
-                continue;
-            }
-            let mut got = poison.clone();
-            sim::run(&k, &planned.shape, &src, &mut got, None).map_err(|err| {
-                TestCaseError::fail(format!("{} on {p:?}: {err}", k.entry_name()))
-            })?;
-            prop_assert!(got == want, "{} on {:?}: output differs", k.entry_name(), p);
-            ran += 1;
-        }
-    }
-    Ok(ran)
-}
 
 fn permute_case() -> impl Strategy<Value = Permute> {
     (1usize..=8, any::<u64>())
@@ -247,53 +102,6 @@ fn folded_sides_permute_like_the_cpu() {
             .unwrap_or_else(|err| panic!("strided {dims:?} {perm:?}: {err}"));
         check(&strided).unwrap_or_else(|err| panic!("strided {dims:?} {perm:?}: {err}"));
     }
-}
-
-/// A transpose the planner would gather, using less than
-/// `TALL_MAX_SECTOR_USE` of each source sector, whose rows the source stores as
-/// runs of whole rows of its short inner side: the rows fold on past a tile and
-/// the tall kernel, its rows folded, runs first (`[a, x, r, c] -> [x, c, a,
-/// r]`), through row-major tensors and strided views alike.
-#[test]
-fn gathers_of_whole_source_rows_run_the_folded_tall_kernel() {
-    for (dims, perm, e, rows) in [
-        (vec![70u64, 5, 39, 6], vec![1usize, 3, 0, 2], 4u32, 70 * 39),
-        (vec![30, 4, 2, 37, 5], vec![1, 4, 2, 0, 3], 8, 37 * 30 * 2),
-        (vec![50, 3, 40, 7], vec![3, 1, 0, 2], 4, 40 * 50 * 3),
-        (vec![90, 3, 40, 5], vec![1, 3, 0, 2], 8, 90 * 40),
-    ] {
-        let p = Permute::new(&dims, &perm, e);
-        assert_eq!(
-            plan_tiles(&p).expect("plans").shape.rows,
-            dims[perm[perm.len() - 1]]
-        );
-        let planned = plan(&p).expect("plans");
-        assert_eq!(planned.kind, Kind::Transpose, "{dims:?} {perm:?}");
-        assert_eq!(planned.shape.rows, rows, "{dims:?} {perm:?}");
-        let kernels = plan_kernels(&planned, Layouts::Xor).expect("kernels build");
-        assert_eq!(
-            kernels[0].spec().geometry.form,
-            Form::Tall,
-            "{dims:?} {perm:?}"
-        );
-        let ran = check_plan(&p, plan(&p)).unwrap_or_else(|err| panic!("{dims:?}: {err}"));
-        assert!(ran > 0, "{dims:?} {perm:?}");
-        let out: Vec<u64> = perm.iter().map(|&a| dims[a]).collect();
-        let pad: Vec<u64> = (0..dims.len() as u64).map(|i| (i + 1) % 2).collect();
-        let strided = Permute {
-            src_strides: Some(padded(&dims, &pad)),
-            dst_strides: Some(padded(&out, &pad)),
-            ..p
-        };
-        check(&strided).unwrap_or_else(|err| panic!("strided {dims:?} {perm:?}: {err}"));
-    }
-    // Where the gather uses a third of each sector (3 columns of 8 bytes), it
-    // stays a gather; 1- and 2-byte elements never fold for the tall kernel
-    // (theirs packs words).
-    let p = plan(&Permute::new(&[30, 4, 2, 37, 3], &[1, 4, 2, 0, 3], 8)).expect("plans");
-    assert_eq!(p.kind, Kind::Gather);
-    let p = plan(&Permute::new(&[70, 5, 39, 6], &[1, 3, 0, 2], 2)).expect("plans");
-    assert_eq!(p.shape.rows, 39);
 }
 
 #[test]
@@ -426,39 +234,4 @@ fn a_short_source_run_of_several_axes_runs_the_thin_kernel() {
         })
     );
     assert_eq!(kernel_refusal(&g, thin.quotients(), &planned.shape), None);
-}
-
-/// A tall kernel with folded rows moves its chunk through shared memory as
-/// the unfolded kernel does (only its global offsets change), so the
-/// analyzer finds the same instructions, conflict-free, for every element size.
-#[test]
-fn folded_tall_kernels_keep_the_unfolded_bank_proof() {
-    for e in [4u32, 8, 12, 16, 24] {
-        let spec = TransposeSpec::new(32, e, Layouts::Pad(None))
-            .and_then(|s| s.with_form(Form::Tall))
-            .expect("tall spec");
-        let plain = Kernel::build(spec).expect("builds");
-        let want = analyze(&plain, Model::Hopper);
-        assert!(
-            want.conflict_free && want.errors.is_empty(),
-            "{e}: {}",
-            want.verdict()
-        );
-        for rows in 1..=2 {
-            let folded = plain.with_fold(rows, 0).expect("tall rows fold");
-            let got = analyze(&folded, Model::Hopper);
-            assert!(
-                got.errors.is_empty(),
-                "{}: {:?}",
-                folded.entry_name(),
-                got.errors
-            );
-            assert_eq!(
-                got.instructions,
-                want.instructions,
-                "{}",
-                folded.entry_name()
-            );
-        }
-    }
 }

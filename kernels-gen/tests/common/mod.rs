@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod cover;
+pub mod permute;
 
 use bankfree_gen::check::sim::{self, Grid, Offsets};
 use bankfree_gen::{Kernel, Shape};

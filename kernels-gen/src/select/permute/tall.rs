@@ -1,0 +1,52 @@
+//! The folded tall kernel in place of a gather: rows stored as runs of whole
+//! source rows, folded past a tile.
+
+use crate::kernel::geometry::Form;
+use crate::kernel::spec::{Strategy, TransposeSpec};
+use crate::select::gather::sector_use;
+use crate::select::permute::axes::shape_of;
+use crate::select::permute::call::{Kind, Plan};
+use crate::select::permute::error::PermuteError;
+use crate::select::permute::list::{pick, plan_kernels};
+
+/// A gather uses less than this share of each source sector
+/// ([`sector_use`]) where the `tall` kernel, its rows folded on past a tile,
+/// runs the transpose instead ([`crate::select::permute`], step 5).
+///
+/// Gather against the folded tall kernel, `--example permute -- --shape ...`
+/// with the build before it and with it in one call per GPU (2026-11-28),
+/// ratio to memcpy, H100 / H200: `[21,6,94,3,39,6] [3,5,2,0,1,4]` f32 (a
+/// sixth of each sector) 0.56 -> 0.75 / 0.50 -> 0.61, `[50,3,700,37,5]
+/// [1,4,2,0,3]` f64 (a quarter) 0.37 -> 0.89 / 0.41 -> 0.79; at a third the
+/// gather ran as fast or faster: `[2000,33,17,3] [3,1,0,2]` f32 0.91 gathered
+/// against 0.51 folded, `[61,60,6,63,3] [0,4,2,1,3]` f64 0.96 against 0.88
+/// (H200). `docs/design.md` has the table.
+pub const TALL_MAX_SECTOR_USE: f64 = 0.3;
+
+/// The transpose `tiled` (which the planner would gather) as a `tall` kernel
+/// of rows folded on past a tile, where its elements, columns and rows allow
+/// it ([`shape_of`]), the gather would use less than
+/// [`TALL_MAX_SECTOR_USE`] of each source sector, and the runtime would run
+/// the tall kernel on the shape ([`pick`]).
+pub(super) fn tall_plan(tiled: &Plan) -> Result<Option<Plan>, PermuteError> {
+    let e = tiled.elem_bytes;
+    if tiled.kind != Kind::Transpose || e < 4 {
+        return Ok(None);
+    }
+    let chunk = u64::from(TransposeSpec::small(e)?.geometry.small_chunk_elems());
+    if sector_use(&tiled.axes, e, chunk) >= TALL_MAX_SECTOR_USE {
+        return Ok(None);
+    }
+    let shape = shape_of(&tiled.axes, e, true)?;
+    if shape.fold.rows.n == tiled.shape.fold.rows.n {
+        return Ok(None);
+    }
+    shape.validate()?;
+    let plan = Plan {
+        shape,
+        ..tiled.clone()
+    };
+    let kernels = plan_kernels(&plan, Strategy::Pad(None))?;
+    let takes = pick(&kernels, &plan.shape).is_some_and(|k| k.spec().geometry.form == Form::Tall);
+    Ok(takes.then_some(plan))
+}

@@ -1,0 +1,95 @@
+//! The tall kernel with folded rows: the plans that take it (gathers of whole
+//! source rows that use little of each sector), simulated against the CPU
+//! permute, and its bank proof.
+
+mod common;
+
+use common::permute::{check, check_plan, padded};
+
+use bankfree_gen::check::analysis::analyze;
+use bankfree_gen::hw::bank::Model;
+use bankfree_gen::select::permute::{plan, plan_kernels, plan_tiles, Kind, Permute};
+use bankfree_gen::Strategy as Layouts;
+use bankfree_gen::{Form, Kernel, TransposeSpec};
+
+/// A transpose the planner would gather, using less than
+/// `TALL_MAX_SECTOR_USE` of each source sector, whose rows the source stores as
+/// runs of whole rows of its short inner side: the rows fold on past a tile and
+/// the tall kernel, its rows folded, runs first (`[a, x, r, c] -> [x, c, a,
+/// r]`), through row-major tensors and strided views alike.
+#[test]
+fn gathers_of_whole_source_rows_run_the_folded_tall_kernel() {
+    for (dims, perm, e, rows) in [
+        (vec![70u64, 5, 39, 6], vec![1usize, 3, 0, 2], 4u32, 70 * 39),
+        (vec![30, 4, 2, 37, 5], vec![1, 4, 2, 0, 3], 8, 37 * 30 * 2),
+        (vec![50, 3, 40, 7], vec![3, 1, 0, 2], 4, 40 * 50 * 3),
+        (vec![90, 3, 40, 5], vec![1, 3, 0, 2], 8, 90 * 40),
+    ] {
+        let p = Permute::new(&dims, &perm, e);
+        assert_eq!(
+            plan_tiles(&p).expect("plans").shape.rows,
+            dims[perm[perm.len() - 1]]
+        );
+        let planned = plan(&p).expect("plans");
+        assert_eq!(planned.kind, Kind::Transpose, "{dims:?} {perm:?}");
+        assert_eq!(planned.shape.rows, rows, "{dims:?} {perm:?}");
+        let kernels = plan_kernels(&planned, Layouts::Xor).expect("kernels build");
+        assert_eq!(
+            kernels[0].spec().geometry.form,
+            Form::Tall,
+            "{dims:?} {perm:?}"
+        );
+        let ran = check_plan(&p, plan(&p)).unwrap_or_else(|err| panic!("{dims:?}: {err}"));
+        assert!(ran > 0, "{dims:?} {perm:?}");
+        let out: Vec<u64> = perm.iter().map(|&a| dims[a]).collect();
+        let pad: Vec<u64> = (0..dims.len() as u64).map(|i| (i + 1) % 2).collect();
+        let strided = Permute {
+            src_strides: Some(padded(&dims, &pad)),
+            dst_strides: Some(padded(&out, &pad)),
+            ..p
+        };
+        check(&strided).unwrap_or_else(|err| panic!("strided {dims:?} {perm:?}: {err}"));
+    }
+    // Where the gather uses a third of each sector (3 columns of 8 bytes), it
+    // stays a gather; 1- and 2-byte elements never fold for the tall kernel
+    // (theirs packs words).
+    let p = plan(&Permute::new(&[30, 4, 2, 37, 3], &[1, 4, 2, 0, 3], 8)).expect("plans");
+    assert_eq!(p.kind, Kind::Gather);
+    let p = plan(&Permute::new(&[70, 5, 39, 6], &[1, 3, 0, 2], 2)).expect("plans");
+    assert_eq!(p.shape.rows, 39);
+}
+
+/// A tall kernel with folded rows moves its chunk through shared memory as
+/// the unfolded kernel does (only its global offsets change), so the
+/// analyzer finds the same instructions, conflict-free, for every element size.
+#[test]
+fn folded_tall_kernels_keep_the_unfolded_bank_proof() {
+    for e in [4u32, 8, 12, 16, 24] {
+        let spec = TransposeSpec::new(32, e, Layouts::Pad(None))
+            .and_then(|s| s.with_form(Form::Tall))
+            .expect("tall spec");
+        let plain = Kernel::build(spec).expect("builds");
+        let want = analyze(&plain, Model::Hopper);
+        assert!(
+            want.conflict_free && want.errors.is_empty(),
+            "{e}: {}",
+            want.verdict()
+        );
+        for rows in 1..=2 {
+            let folded = plain.with_fold(rows, 0).expect("tall rows fold");
+            let got = analyze(&folded, Model::Hopper);
+            assert!(
+                got.errors.is_empty(),
+                "{}: {:?}",
+                folded.entry_name(),
+                got.errors
+            );
+            assert_eq!(
+                got.instructions,
+                want.instructions,
+                "{}",
+                folded.entry_name()
+            );
+        }
+    }
+}
