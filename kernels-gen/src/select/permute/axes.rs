@@ -173,7 +173,7 @@ pub(super) fn shape_of(axes: &[Axis], elem_bytes: u32, tall: bool) -> Result<Sha
             // on past a tile: its chunks then read those runs and write long
             // destination runs.
             let mut rows = rows;
-            if tall && tall_folds(elem_bytes, &cols, &c, &r) {
+            if tall && tall_folds(&cols, &c, &r) {
                 extend(axes, d, &mut rows, &mut rest, |a| a.dst, u64::MAX);
             }
             shape.rows = product(&rows, &r)?;
@@ -289,14 +289,13 @@ fn chain(axes: &[Axis], first: usize, rest: &mut Vec<usize>, key: fn(&Axis) -> u
     out
 }
 
-/// Whether a transpose of `elem_bytes`-byte elements whose columns are the
-/// axis `c` (folding `cols`) and whose rows start at the axis `r` can fold its
-/// rows on past a tile for the `tall` kernel ([`shape_of`]): columns of one axis and 2 to
-/// [`MAX_NARROW`] items, the rows' first axis `c.ext` apart in the source
-/// (whole source rows, one run), and elements of 4 bytes or more (the `tall`
-/// kernel of narrower ones packs words and folds nothing).
-fn tall_folds(elem_bytes: u32, cols: &[Axis], c: &Axis, r: &Axis) -> bool {
-    elem_bytes >= 4 && cols.is_empty() && (2..=MAX_NARROW).contains(&c.ext) && r.src == c.ext
+/// Whether a transpose whose columns are the axis `c` (folding `cols`) and
+/// whose rows start at the axis `r` can fold its rows on past a tile for the
+/// `tall` kernel ([`shape_of`]; the caller asks whether that kernel folds rows of
+/// its elements): columns of one axis and 2 to [`MAX_NARROW`] items, the rows'
+/// first axis `c.ext` apart in the source (whole source rows, one run).
+fn tall_folds(cols: &[Axis], c: &Axis, r: &Axis) -> bool {
+    cols.is_empty() && (2..=MAX_NARROW).contains(&c.ext) && r.src == c.ext
 }
 
 /// Extends `out`, the axes a side starting at `axes[first]` folds in so far,

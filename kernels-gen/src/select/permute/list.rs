@@ -3,7 +3,8 @@
 use crate::check::fit::kernel_refusal;
 use crate::check::suit::kernel_unsuited;
 use crate::ir::shape::{Fold, Shape};
-use crate::kernel::geometry::{Form, Quotients, MAX_NARROW};
+use crate::kernel::fold;
+use crate::kernel::geometry::{Form, Quotients};
 use crate::kernel::spec::{Strategy, TransposeSpec};
 use crate::kernel::Kernel;
 use crate::select::choice::{auto_kernels, permute_tile_rows};
@@ -75,15 +76,9 @@ pub fn plan_kernels(plan: &Plan, strategy: Strategy) -> Result<Vec<Kernel>, Perm
             let thin = (elem_bytes <= 2 && r == 0)
                 .then(|| TransposeSpec::thin(elem_bytes))
                 .transpose()?;
-            let tall = (elem_bytes >= 4
-                && c == 0
-                && plan.shape.cols <= MAX_NARROW
-                && rows_past_tile(&plan.shape))
-            .then(|| {
-                TransposeSpec::new(32, elem_bytes, Strategy::Pad(None))
-                    .and_then(|s| s.with_form(Form::Tall))
-            })
-            .transpose()?;
+            let tall = rows_past_tile(&plan.shape)
+                .then(|| folding_tall(elem_bytes, r, c))
+                .flatten();
             // A 16-wide tile that no padding makes conflict-free (`pad` on
             // 4-byte elements) leaves the side to the 32-wide one.
             let folded = |s: TransposeSpec| -> Result<Kernel, PermuteError> {
@@ -143,4 +138,15 @@ pub fn pick<'a>(kernels: &'a [Kernel], shape: &Shape) -> Option<&'a Kernel> {
         .find(|k| kernel_unsuited(&g(k), k.quotients(), shape).is_none())
         .or(fits.last())
         .copied()
+}
+
+/// The spec of the `tall` kernel of `elem_bytes`-byte elements, where it folds
+/// `rows` more row axes and `cols` more column axes ([`fold::folds`]: one of
+/// single elements, its rows alone; the tall kernels of 1- and 2-byte
+/// elements pack words and fold nothing).
+pub(super) fn folding_tall(elem_bytes: u32, rows: u8, cols: u8) -> Option<TransposeSpec> {
+    TransposeSpec::new(32, elem_bytes, Strategy::Pad(None))
+        .and_then(|s| s.with_form(Form::Tall))
+        .ok()
+        .filter(|s| fold::folds(&s.geometry, rows, cols))
 }

@@ -7,7 +7,7 @@ use crate::select::gather::sector_use;
 use crate::select::permute::axes::shape_of;
 use crate::select::permute::call::{Kind, Plan};
 use crate::select::permute::error::PermuteError;
-use crate::select::permute::list::{pick, plan_kernels};
+use crate::select::permute::list::{folding_tall, pick, plan_kernels};
 
 /// A gather uses less than this share of each source sector
 /// ([`sector_use`]) where the `tall` kernel, its rows folded on past a tile,
@@ -24,13 +24,13 @@ use crate::select::permute::list::{pick, plan_kernels};
 pub const TALL_MAX_SECTOR_USE: f64 = 0.3;
 
 /// The transpose `tiled` (which the planner would gather) as a `tall` kernel
-/// of rows folded on past a tile, where its elements, columns and rows allow
-/// it ([`shape_of`]), the gather would use less than
+/// of rows folded on past a tile, where the tall kernel of its elements folds
+/// rows ([`folding_tall`]), its columns and rows allow it ([`shape_of`]), the gather would use less than
 /// [`TALL_MAX_SECTOR_USE`] of each source sector, and the runtime would run
 /// the tall kernel on the shape ([`pick`]).
 pub(super) fn tall_plan(tiled: &Plan) -> Result<Option<Plan>, PermuteError> {
     let e = tiled.elem_bytes;
-    if tiled.kind != Kind::Transpose || e < 4 {
+    if tiled.kind != Kind::Transpose || folding_tall(e, 1, 0).is_none() {
         return Ok(None);
     }
     let chunk = u64::from(TransposeSpec::small(e)?.geometry.small_chunk_elems());
