@@ -9,6 +9,9 @@
 //! let mut env = Env::default();
 //! env.set(Var::Tx, 5);
 //! assert!(!g.eval(&env).unwrap());
+//! // A bitwise side keeps its parentheses: `x & 3 < 1` would be `x & (3 < 1)`.
+//! let low = Guard(vec![Less(Expr::var(Var::Tx).and(3), Expr::Lit(1))]);
+//! assert_eq!(low.c(), "(tx & 3) < 1");
 //! ```
 
 use crate::ir::expr::{Env, EvalError, Expr, Var};
@@ -18,9 +21,14 @@ use crate::ir::expr::{Env, EvalError, Expr, Var};
 pub struct Less(pub Expr, pub Expr);
 
 impl Less {
-    /// Renders as a C condition.
+    /// Renders as a C condition. A side whose outer operator is bitwise is
+    /// parenthesized: C's `<` binds tighter than `&`, `^` and `|`.
     pub fn c(&self) -> String {
-        format!("{} < {}", self.0.c(), self.1.c())
+        let side = |e: &Expr| match e {
+            Expr::Bin(op, ..) if op.bitwise() => format!("({})", e.c()),
+            _ => e.c(),
+        };
+        format!("{} < {}", side(&self.0), side(&self.1))
     }
 
     /// Evaluates the comparison.
