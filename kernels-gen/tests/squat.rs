@@ -83,6 +83,38 @@ fn squat_kernels_cover_every_element_once_at_every_height_and_phase() {
 }
 
 #[test]
+fn squat_kernels_on_word_aligned_calls_take_each_row_as_loaded() {
+    // Source pointer and pitch on word boundaries, batch strides too, and the
+    // destination run at every word phase of a vector: the unchecked body
+    // takes the rows' words as loaded (and the run's, where it is on a word).
+    for e in [1u32, 2] {
+        let kernel = squat(e);
+        let (per, vec) = (u64::from(16 / e), u64::from(4 / e));
+        let tile = 248 * vec;
+        let mut interior = 0;
+        for rows in 2..=32 {
+            let one = kernel.with_width(rows as u32).expect("a squat height");
+            for cols in [tile + 3 * vec, 3 * tile + 5] {
+                let shape = Shape {
+                    src_ld: (cols + rows % 3).next_multiple_of(vec),
+                    ..Shape::new(rows, cols)
+                };
+                for d in [0, vec, per - vec] {
+                    let at = Offsets { src: 0, dst: d };
+                    interior += check(&one, &shape, at, rows % 2 == 0, None);
+                }
+            }
+        }
+        assert!(interior > 0, "{e}-byte: no tile ran the unchecked body");
+        let mut batched = Shape::batched(3, 5, 2 * tile + vec);
+        batched.src_batch_stride += 3 * vec;
+        batched.dst_batch_stride += vec;
+        let five = kernel.with_width(5).expect("a squat height");
+        check(&five, &batched, Offsets { src: vec, dst: 0 }, true, None);
+    }
+}
+
+#[test]
 fn squat_kernels_take_heights_from_2_to_32_into_one_run() {
     let g = squat(1).spec().geometry;
     for rows in [0, 1, 33, 64] {

@@ -172,3 +172,53 @@ fn the_simulator_catches_a_tail_tile_that_misses_a_row_or_an_element() {
         );
     }
 }
+
+#[test]
+fn the_simulator_takes_squat_words_as_loaded_only_where_the_call_is_aligned() {
+    use crate::check::sim::Offsets;
+    use crate::ir::guard::Guard;
+    for e in [1u32, 2] {
+        let vec = u64::from(4 / e);
+        let good = Kernel::build(TransposeSpec::squat(e).expect("valid"))
+            .expect("builds")
+            .with_width(3)
+            .expect("a squat height");
+        // Four tiles and a ragged edge: two run the unchecked body.
+        let cols = 4 * 248 * vec + 5 * vec;
+        // Whether the kernel transposes `3 x cols` at `src_ld` and `at` right.
+        let right = |k: &Kernel, src_ld: u64, at: Offsets| {
+            let shape = Shape {
+                src_ld,
+                ..Shape::new(3, cols)
+            };
+            let n = |elems: Result<u64, _>| elems.expect("valid shape") as usize * e as usize;
+            let src: Vec<u8> = (0..n(shape.src_elems())).map(|i| (i % 251) as u8).collect();
+            let mut want = vec![7u8; n(shape.dst_elems())];
+            let mut got = want.clone();
+            sim::reference(&shape, e as usize, &src, &mut want).expect("reference");
+            let ran = sim::run_offsets(k, &shape, &src, &mut got, None, at, true);
+            ran.is_ok() && got == want
+        };
+        let at = |src, dst| Offsets { src, dst };
+        // Each guard taken as always true.
+        let mut rows_any = good.clone();
+        let mut run_any = good.clone();
+        if let (Some(a), Some(b)) = (rows_any.squat.as_deref_mut(), run_any.squat.as_deref_mut()) {
+            a.words = Guard::default();
+            b.dst_words = Guard::default();
+        }
+        // Aligned calls: every kernel is right.
+        for k in [&good, &rows_any, &run_any] {
+            assert!(right(k, cols, at(0, 0)), "{e}-byte");
+            assert!(right(k, cols + vec, at(vec, 4 * vec)), "{e}-byte");
+        }
+        // Rows off a word boundary (by the pitch, by the pointer) and a run off
+        // one: the kernel is right, the mutant that ignores the guard is not.
+        for (ld, a) in [(cols + 1, at(0, 0)), (cols, at(1, 0))] {
+            assert!(right(&good, ld, a), "{e}-byte");
+            assert!(!right(&rows_any, ld, a), "{e}-byte: ld {ld}, {a:?}");
+        }
+        assert!(right(&good, cols, at(0, 1)), "{e}-byte");
+        assert!(!right(&run_any, cols, at(0, 1)), "{e}-byte");
+    }
+}
