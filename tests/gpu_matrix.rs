@@ -141,7 +141,7 @@ fn shapes() -> Vec<(&'static str, Shape, usize)> {
         ),
         ("batch 3 of 13x2999", Shape::batched(3, 13, 2999), 0),
         ("offset views 21x30001", Shape::new(21, 30_001), 7),
-        // Rows on word boundaries, which the squat kernels take as loaded: a
+        // Rows on word boundaries (funnel shifts of 0 and of a whole word): a
         // batch, and views off a vector's boundary but on a word's.
         ("batch 3 of 5x40000", Shape::batched(3, 5, 40_000), 0),
         ("offset views 3x60004", Shape::new(3, 60_004), 4),

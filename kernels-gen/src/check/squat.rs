@@ -6,11 +6,9 @@
 //! `__shfl_down_sync`, lane 31 loading its own; or the lane's own load in the
 //! interior tiles of a kernel that loads both, [`squat_loads_pairs`]),
 //! realigned by
-//! `__funnelshift_r` (taken as loaded where the call's rows start on word
-//! boundaries), permuted by the same [`squat_perms`] the emitter prints,
+//! `__funnelshift_r`, permuted by the same [`squat_perms`] the emitter prints,
 //! each destination word realigned with the word before it (the lane before's
-//! last, `__shfl_up_sync`, or none where the run starts on a word boundary)
-//! and written to the stage; then every thread's stage
+//! last, `__shfl_up_sync`) and written to the stage; then every thread's stage
 //! vectors stored. Besides what every simulated kernel is checked for, it fails
 //! on a word load or vector store that is not aligned for the pointers, on
 //! storing a stage word no lane wrote, and on a tile run without checks where
@@ -102,11 +100,6 @@ fn lanes_to_stage(
     // The lanes load both words of their pairs (an interior tile's, where the
     // kernel does; a checked tile's rows shuffle).
     let pairs = interior && squat_loads_pairs(g.elem_bytes);
-    // Rows on word boundaries: an interior tile's lanes take their words as
-    // loaded. Were the guard wrong, the output would show it.
-    let words = interior && gt(&q.words).eval(env)?;
-    // A run on a word boundary: no word of the lane before.
-    let dst_words = gt(&q.dst_words).eval(env)?;
     let regs = squat_word_reg(rows, rows.saturating_sub(1)) + 1;
     for ty in 0..g.block_rows {
         env.set(Var::Ty, i64::from(ty));
@@ -122,12 +115,6 @@ fn lanes_to_stage(
                 env.set(Var::Tx, lane as i64);
                 env.set(Var::J, 0);
                 *lo = pair_word(s, (&whole, &load), (&elem_in, &elem), vec, env)?;
-            }
-            if words {
-                for (lane, lo) in lo.iter().enumerate() {
-                    p[lane][r] = *lo;
-                }
-                continue;
             }
             for lane in 0..32 {
                 env.set(Var::Tx, lane as i64);
@@ -155,13 +142,8 @@ fn lanes_to_stage(
             if !stores.eval(env)? {
                 continue;
             }
-            // `__shfl_up_sync(.., 1)`: the lane before's last word (none where
-            // the run starts on a word boundary).
-            let mut prev = if dst_words {
-                0
-            } else {
-                p[lane.saturating_sub(1)][last]
-            };
+            // `__shfl_up_sync(.., 1)`: the lane before's last word.
+            let mut prev = p[lane.saturating_sub(1)][last];
             for j in 0..rows {
                 env.set(Var::J, i64::from(j));
                 let cur = p[lane][squat_word_reg(rows, j)];

@@ -25,15 +25,6 @@
 //! Each width has its own entry point ([`crate::Kernel::with_width`]), the
 //! width a constant inside: the rows unroll and the permutation is fixed.
 //!
-//! Where every source row of the call starts on a word boundary
-//! ([`Squat::words`]: the source pointer and pitch are multiples of `vec`
-//! elements), each lane's block is its aligned word itself: an interior tile
-//! loads it without the next lane's word, the shuffle or the funnel shift.
-//! Where the destination run starts on one ([`Squat::dst_words`]), the words
-//! need nothing of the lane before, and the `__shfl_up_sync` is skipped
-//! (its funnel shift then takes the block's word whole). Both guards are
-//! uniform over a batch entry's tiles, so no warp diverges.
-//!
 //! A tile inside the matrix ([`Squat::interior`]) loads every word without
 //! checks; another checks the words of its first and last rows only, where
 //! the rows between lie in the matrix's span ([`Squat::middle`]), so that its
@@ -229,14 +220,6 @@ pub struct Squat {
     pub interior: Guard,
     /// In such a tile: the vector lies in the tile's part of the run.
     pub full_in: Guard,
-    /// Every source row's block starts on a word boundary (row phase 0 for
-    /// every row of the batch entry): an interior tile takes each row's word
-    /// as it loads it (the simulator fails a call where this holds and a row
-    /// phase is not 0, through the output).
-    pub words: Guard,
-    /// The destination run starts on a word boundary (`dp` is 0): the stage
-    /// words need nothing of the lane before (`__shfl_up_sync` skipped).
-    pub dst_words: Guard,
     /// Every word of the rows between the first and the last lies in the span
     /// for every lane of the tile: a checked tile loads them without checks
     /// (only the matrix's first and last rows reach its ends; the simulator
@@ -333,14 +316,6 @@ pub(crate) fn squat_exprs(g: &Geometry, batch: &BatchBase) -> (Vec<Expr>, Squat)
         Less(at_k.clone(), run_hi),
         Less(at_k.clone(), tile_end),
     ]);
-    // Row `r` starts at `src + r * src_ld` (plus the batch entry's base): on a
-    // word boundary for every row where the base and the pitch are.
-    let one = || Expr::Lit(1);
-    let words = Guard(vec![
-        Less((batch.src.clone() + v(Var::SrcOff)).and(vec - 1), one()),
-        Less(v(Var::SrcLd).and(vec - 1), one()),
-    ]);
-    let dst_words = Guard(vec![Less(dst_phase.clone(), one())]);
     let first_word = Expr::small(
         "sw",
         stage_swizzle(lead + vector.clone() * 4, &v(Var::Rows)),
@@ -374,8 +349,6 @@ pub(crate) fn squat_exprs(g: &Geometry, batch: &BatchBase) -> (Vec<Expr>, Squat)
         first_word,
         interior,
         full_in,
-        words,
-        dst_words,
         middle,
     };
     (Vec::new(), squat)

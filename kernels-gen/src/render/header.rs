@@ -203,10 +203,9 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
                 h,
                 "// form:     squat: rows from 2 to {m}, dst_ld == rows; lane tx of warp ty of tile t owns block \
                  248 t + 31 ty + tx - 1 of {v} source columns: it loads the aligned word at the block in each row \
-                 (the next from the next lane) and funnel-shifts the row's elements out (where every row starts on a \
-                 word, an interior tile takes the word as loaded), permutes the rows' words \
-                 into the block's rows dst words, funnel-shifts each with the word before (the lane before's last, \
-                 none where the run starts on a word; lane 0 writes none) and writes them to the stage, word w at w ^ ((w >> 5) & ((rows & -rows) - 1)); \
+                 (the next from the next lane) and funnel-shifts the row's elements out, permutes the rows' words \
+                 into the block's rows dst words, funnel-shifts each with the word before (the lane before's last; \
+                 lane 0 writes none) and writes them to the stage, word w at w ^ ((w >> 5) & ((rows & -rows) - 1)); \
                  the block stores the stage as 16-byte vectors from the boundary below its first word; an entry \
                  point per width, rows a constant in each",
                 m = crate::kernel::squat::SQUAT_MAX_ROWS,

@@ -1,8 +1,7 @@
 //! A `squat` kernel's tile as CUDA C ([`crate::kernel::squat`]), for one width
-//! (`rows` a constant): each lane's rows read as realigned words (as loaded,
-//! where the call's rows start on word boundaries), permuted into its block's
-//! destination words, realigned with the word before and written to the
-//! stage; then the stage stored as 16-byte vectors.
+//! (`rows` a constant): each lane's rows read as realigned words, permuted
+//! into its block's destination words, realigned with the word before and
+//! written to the stage; then the stage stored as 16-byte vectors.
 //! Every index is the kernel's expression; this module writes the data path.
 
 use crate::ir::expr::{Expr, Var};
@@ -96,23 +95,8 @@ fn read(w: &mut CWriter, k: &Kernel, q: &Squat, rows: u32, checked: bool) -> fmt
         )
     };
     if !checked {
-        // Rows that start on word boundaries: each lane's word is its block.
-        w.block(format_args!("if ({})", q.words.c()), |w| {
-            writeln!(w, "#pragma unroll")?;
-            w.block(
-                format_args!("for (unsigned {rk} = 0; {rk} < {rows}; ++{rk})"),
-                |w| {
-                    decl(w, &q.row_phase)?;
-                    writeln!(w, "unsigned lo = 0u;")?;
-                    word(w, k, q, (0, false), "lo")?;
-                    writeln!(w, "p[{rk}] = lo;")
-                },
-            )
-        })?;
         let pairs = squat_loads_pairs(k.spec.geometry.elem_bytes);
-        return w.block(format_args!("else"), |w| {
-            rows_from(w, (0, rows), false, pairs)
-        });
+        return rows_from(w, (0, rows), false, pairs);
     }
     let one = |w: &mut CWriter, r: u32| {
         w.scope(|w| {
@@ -166,13 +150,9 @@ fn write_stage(w: &mut CWriter, q: &Squat, rows: u32) -> fmt::Result {
         decl(w, l)?;
     }
     let last = squat_word_reg(rows, rows - 1);
-    // A run that starts on a word boundary takes each word whole (a funnel
-    // shift of 32 bits): the lane before's is not needed.
-    writeln!(w, "unsigned prev = 0u;")?;
     writeln!(
         w,
-        "if (!({})) prev = __shfl_up_sync(0xffffffffu, p[{last}], 1);",
-        q.dst_words.c()
+        "unsigned prev = __shfl_up_sync(0xffffffffu, p[{last}], 1);"
     )?;
     w.block(format_args!("if ({})", q.stores.c()), |w| {
         writeln!(w, "#pragma unroll")?;
