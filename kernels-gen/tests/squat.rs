@@ -85,8 +85,8 @@ fn squat_kernels_cover_every_element_once_at_every_height_and_phase() {
 #[test]
 fn squat_kernels_run_word_aligned_calls_at_every_height() {
     // Source pointer and pitch on word boundaries, batch strides too, and the
-    // destination run at every word phase of a vector (the sweep above keeps
-    // at least one row off a word): funnel shifts of 0 and of a whole word.
+    // destination run at every word phase of a vector, at every height:
+    // funnel shifts of 0 and of a whole word.
     for e in [1u32, 2] {
         let kernel = squat(e);
         let (per, vec) = (u64::from(16 / e), u64::from(4 / e));
