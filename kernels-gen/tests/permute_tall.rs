@@ -93,3 +93,71 @@ fn folded_tall_kernels_keep_the_unfolded_bank_proof() {
         }
     }
 }
+
+/// A box (`[a, j, b] -> [b, j, a]` with `a` and `b` short, `j` continuing
+/// both inner sides) that the planner would gather runs the folded tall
+/// kernel with `j` in its rows, with a batch of further axes too, through
+/// row-major tensors and strided views alike; a box whose tile plan does not
+/// gather keeps its tiles, and one whose matrices span fewer than
+/// `BOX_MIN_CHUNKS` of the tall kernel's chunks stays a gather.
+#[test]
+fn gathered_boxes_run_the_folded_tall_kernel() {
+    for (dims, perm, e, rows, cols) in [
+        (vec![5u64, 280, 12], vec![2usize, 1, 0], 4u32, 5 * 280, 12),
+        (vec![3, 400, 7], vec![2, 1, 0], 8, 3 * 400, 7),
+        (vec![8, 260, 8], vec![2, 1, 0], 4, 8 * 260, 8),
+        (
+            vec![5, 5, 2, 140, 12],
+            vec![4, 0, 2, 3, 1],
+            4,
+            5 * 2 * 140,
+            12,
+        ),
+        (vec![6, 3, 560, 10], vec![0, 3, 2, 1], 4, 3 * 560, 10),
+        (vec![3, 4, 100, 7], vec![3, 1, 2, 0], 8, 3 * 4 * 100, 7),
+        (vec![2, 5, 3, 280, 12], vec![4, 2, 0, 3, 1], 4, 5 * 280, 12),
+    ] {
+        let p = Permute::new(&dims, &perm, e);
+        let planned = plan(&p).expect("plans");
+        assert_eq!(planned.kind, Kind::Transpose, "{dims:?} {perm:?}");
+        assert_eq!(
+            (planned.shape.rows, planned.shape.cols),
+            (rows, cols),
+            "{dims:?} {perm:?}"
+        );
+        let kernels = plan_kernels(&planned, Layouts::Pad(None)).expect("kernels build");
+        assert_eq!(
+            kernels[0].spec().geometry.form,
+            Form::Tall,
+            "{dims:?} {perm:?}"
+        );
+        let ran = check_plan(&p, plan(&p)).unwrap_or_else(|err| panic!("{dims:?}: {err}"));
+        assert!(ran > 0, "{dims:?} {perm:?}");
+        let out: Vec<u64> = perm.iter().map(|&a| dims[a]).collect();
+        let pad: Vec<u64> = (0..dims.len() as u64).map(|i| i % 2 + 1).collect();
+        let strided = Permute {
+            src_strides: Some(padded(&dims, &pad)),
+            dst_strides: Some(padded(&out, &pad)),
+            ..p
+        };
+        check(&strided).unwrap_or_else(|err| panic!("strided {dims:?} {perm:?}: {err}"));
+    }
+    // Tiles 23 columns wide stay tiles; matrices of 36 x 11 stay gathers; 1-
+    // and 2-byte boxes keep their plans (their tall kernel packs words).
+    let tiles = |dims: &[u64], perm: &[usize], e: u32| {
+        let p = plan(&Permute::new(dims, perm, e)).expect("plans");
+        let k = plan_kernels(&p, Layouts::Pad(None)).expect("kernels build");
+        (p.kind, k[0].spec().geometry.form)
+    };
+    assert_eq!(
+        tiles(&[6, 60787, 23], &[2, 1, 0], 4),
+        (Kind::Transpose, Form::Tile)
+    );
+    assert_eq!(
+        tiles(&[27, 784, 12, 3, 11], &[4, 0, 1, 3, 2], 4).0,
+        Kind::Gather
+    );
+    assert_eq!(tiles(&[5, 139810, 12], &[2, 1, 0], 2).0, Kind::Transpose);
+    assert_ne!(tiles(&[5, 139810, 12], &[2, 1, 0], 2).1, Form::Tall);
+    assert_eq!(tiles(&[3, 399457, 7], &[2, 1, 0], 1).0, Kind::Gather);
+}

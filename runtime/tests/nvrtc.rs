@@ -259,8 +259,9 @@ fn sampled_permute_kernels_compile_without_spills() {
     let mut seen = std::collections::BTreeSet::new();
     let mut sources = Vec::new();
     let mut outers = std::collections::BTreeSet::new();
-    // With two that run the tall kernel of folded rows (gathers of whole
-    // source rows that use little of each sector).
+    // With three that run the tall kernel of folded rows (gathers of whole
+    // source rows that use little of each sector, and a box with an outer
+    // batch axis).
     let tall = [
         (
             Permute::new(&[70, 5, 39, 6], &[1, 3, 0, 2], 4),
@@ -268,6 +269,10 @@ fn sampled_permute_kernels_compile_without_spills() {
         ),
         (
             Permute::new(&[30, 4, 2, 37, 5], &[1, 4, 2, 0, 3], 8),
+            Strategy::Xor,
+        ),
+        (
+            Permute::new(&[4, 5, 3, 700, 12], &[4, 2, 0, 3, 1], 4),
             Strategy::Xor,
         ),
     ];
@@ -291,6 +296,12 @@ fn sampled_permute_kernels_compile_without_spills() {
             .iter()
             .any(|k| k.entry().contains("_tall_") && k.fold() != [0, 0]),
         "no folded tall kernel"
+    );
+    assert!(
+        sources
+            .iter()
+            .any(|k| k.entry().contains("_tall_o1_") && k.fold() != [0, 0]),
+        "no folded tall kernel with an outer axis"
     );
     for q in [Quotients::Items, Quotients::Wide, Quotients::Any] {
         assert!(

@@ -153,6 +153,15 @@ pub fn kernel_refusal(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opti
         | Form::Realign
         | Form::Thin
         | Form::Squat => None,
+        // A folded tall kernel finds each row's source offset by the split of its
+        // rows (a box's rows step between runs), so only its width matters.
+        Form::Tall if shape.fold.rows.n > 0 => {
+            (shape.cols > MAX_NARROW).then_some(Refusal::TooWide {
+                form,
+                side: "cols",
+                n: shape.cols,
+            })
+        }
         Form::Tall => narrow("cols", shape.cols, "src_ld", shape.src_ld, "source rows"),
         Form::Wide | Form::Strip => narrow(
             "rows",

@@ -163,7 +163,11 @@ pub(super) fn shape_of(axes: &[Axis], elem_bytes: u32, tall: bool) -> Result<Sha
                 (fill, cols, rows, left)
             };
             let (by_cols, by_rows) = (folds(true), folds(false));
-            let (_, cols, rows, left) = if by_rows.0 > by_cols.0 {
+            // The tall kernel takes a box (`[a, j, b] -> [b, j, a]`, both sides
+            // short) with `j` in its rows: its chunks then read runs of whole
+            // source rows of each `a`.
+            let tall_box = tall && tall_folds(&by_rows.1, &c, &r, &by_rows.2);
+            let (_, cols, rows, left) = if tall_box || by_rows.0 > by_cols.0 {
                 by_rows
             } else {
                 by_cols
@@ -173,7 +177,7 @@ pub(super) fn shape_of(axes: &[Axis], elem_bytes: u32, tall: bool) -> Result<Sha
             // on past a tile: its chunks then read those runs and write long
             // destination runs.
             let mut rows = rows;
-            if tall && tall_folds(&cols, &c, &r) {
+            if tall && tall_folds(&cols, &c, &r, &rows) && r.src == c.ext {
                 extend(axes, d, &mut rows, &mut rest, |a| a.dst, u64::MAX);
             }
             shape.rows = product(&rows, &r)?;
@@ -277,6 +281,19 @@ pub fn rows_past_tile(shape: &Shape) -> bool {
             .is_none_or(|items| items >= FOLD_BELOW)
 }
 
+/// Whether `shape` is a box for the `tall` kernel (`[a, j, b] -> [b, j, a]`
+/// with both inner sides short, [`shape_of`] with `tall`): columns of one axis
+/// and 2 to [`MAX_NARROW`] items, and rows that fold an axis `cols` elements
+/// apart in the source, so that its chunks read runs of whole source rows of
+/// each `a` though the rows' first axis steps between them.
+pub fn rows_box(shape: &Shape) -> bool {
+    let n = shape.fold.rows.n;
+    shape.fold.cols.n == 0
+        && (2..=MAX_NARROW).contains(&shape.cols)
+        && shape.src_ld != shape.cols
+        && (1..=n).any(|k| shape.fold_value(Var::RowSrc(k)) == shape.cols)
+}
+
 /// The axes a tile side starting at `axes[first]` folds in (innermost first,
 /// taken out of `rest`): while the side has fewer than [`FOLD_BELOW`] items, the
 /// axis of `rest` that continues it contiguously in the buffer it runs along
@@ -294,8 +311,10 @@ fn chain(axes: &[Axis], first: usize, rest: &mut Vec<usize>, key: fn(&Axis) -> u
 /// `tall` kernel ([`shape_of`]; the caller asks whether that kernel folds rows of
 /// its elements): columns of one axis and 2 to [`MAX_NARROW`] items, the rows'
 /// first axis `c.ext` apart in the source (whole source rows, one run).
-fn tall_folds(cols: &[Axis], c: &Axis, r: &Axis) -> bool {
-    cols.is_empty() && (2..=MAX_NARROW).contains(&c.ext) && r.src == c.ext
+fn tall_folds(cols: &[Axis], c: &Axis, r: &Axis, rows: &[Axis]) -> bool {
+    cols.is_empty()
+        && (2..=MAX_NARROW).contains(&c.ext)
+        && (r.src == c.ext || rows.iter().any(|a| a.src == c.ext))
 }
 
 /// Extends `out`, the axes a side starting at `axes[first]` folds in so far,

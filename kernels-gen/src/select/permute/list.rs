@@ -8,7 +8,8 @@ use crate::kernel::geometry::{Form, Quotients};
 use crate::kernel::spec::{Strategy, TransposeSpec};
 use crate::kernel::Kernel;
 use crate::select::choice::{auto_kernels, permute_tile_rows};
-use crate::select::permute::axes::rows_past_tile;
+use crate::select::gather::gathers;
+use crate::select::permute::axes::{rows_box, rows_past_tile};
 use crate::select::permute::call::{Kind, Plan};
 use crate::select::permute::error::PermuteError;
 
@@ -76,9 +77,10 @@ pub fn plan_kernels(plan: &Plan, strategy: Strategy) -> Result<Vec<Kernel>, Perm
             let thin = (elem_bytes <= 2 && r == 0)
                 .then(|| TransposeSpec::thin(elem_bytes))
                 .transpose()?;
-            let tall = rows_past_tile(&plan.shape)
-                .then(|| folding_tall(elem_bytes, r, c))
-                .flatten();
+            let tall = (rows_past_tile(&plan.shape)
+                || (rows_box(&plan.shape) && gathers(&plan.axes, &plan.shape, elem_bytes)))
+            .then(|| folding_tall(elem_bytes, r, c))
+            .flatten();
             // A 16-wide tile that no padding makes conflict-free (`pad` on
             // 4-byte elements) leaves the side to the 32-wide one.
             let folded = |s: TransposeSpec| -> Result<Kernel, PermuteError> {

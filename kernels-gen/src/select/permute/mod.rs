@@ -31,7 +31,10 @@
 //!    stops before steps 4 and 5, [`plan_unwidened`] skips 4), or such a
 //!    transpose whose gather would use little of each source sector, where the
 //!    source stores its rows as runs of whole rows, as the **tall** kernel of
-//!    rows folded past a tile ([`TALL_MAX_SECTOR_USE`]).
+//!    rows folded past a tile ([`TALL_MAX_SECTOR_USE`]); a **box** (`[a, j, b]
+//!    -> [b, j, a]` with `a` and `b` short) folds `j` into its rows for it, each
+//!    chunk then reading runs of whole source rows of every `a`
+//!    ([`BOX_MIN_CHUNKS`]).
 //!
 //! The batch axes go innermost first by destination stride, so consecutive batch
 //! items write nearby.
@@ -59,7 +62,7 @@ use axes::{merge, overlaps, shape_of, strides};
 pub use call::{Kind, Permute, Plan};
 pub use error::{PermuteError, MAX_RANK};
 pub use list::{copy_vecs, pick, plan_kernels};
-pub use tall::TALL_MAX_SECTOR_USE;
+pub use tall::{BOX_MIN_CHUNKS, TALL_MAX_SECTOR_USE};
 
 use crate::ir::shape::{Axis, Shape};
 use crate::kernel::geometry::elem_bytes_ok;

@@ -4,7 +4,7 @@
 use crate::kernel::geometry::Form;
 use crate::kernel::spec::{Strategy, TransposeSpec};
 use crate::select::gather::sector_use;
-use crate::select::permute::axes::shape_of;
+use crate::select::permute::axes::{rows_box, shape_of};
 use crate::select::permute::call::{Kind, Plan};
 use crate::select::permute::error::PermuteError;
 use crate::select::permute::list::{folding_tall, pick, plan_kernels};
@@ -23,6 +23,14 @@ use crate::select::permute::list::{folding_tall, pick, plan_kernels};
 /// (H200). `docs/design.md` has the table.
 pub const TALL_MAX_SECTOR_USE: f64 = 0.3;
 
+/// Chunks of the `tall` kernel a box's matrix spans at least where that kernel
+/// runs it ([`rows_box`]; a matrix of fewer leaves most of a block's threads
+/// idle). H200, gather against tall (`--example permute -- --shape ...`,
+/// 2026-11-28): `[27,784,12,3,11] [4,0,1,3,2]` f32, matrices of 36 x 11 (a
+/// tenth of a chunk), 0.41 -> 0.15; `[63,3,10,10,73,6] [5,0,3,1,4,2]` f32,
+/// 730 x 6 (about one chunk), 0.54 both ways.
+pub const BOX_MIN_CHUNKS: u64 = 4;
+
 /// The transpose `tiled` (which the planner would gather) as a `tall` kernel
 /// of rows folded on past a tile, where the tall kernel of its elements folds
 /// rows ([`folding_tall`]), its columns and rows allow it ([`shape_of`]), the gather would use less than
@@ -38,7 +46,13 @@ pub(super) fn tall_plan(tiled: &Plan) -> Result<Option<Plan>, PermuteError> {
         return Ok(None);
     }
     let shape = shape_of(&tiled.axes, e, true)?;
-    if shape.fold.rows.n == tiled.shape.fold.rows.n {
+    let boxed = rows_box(&shape);
+    if shape.fold.rows.n == tiled.shape.fold.rows.n && !boxed {
+        return Ok(None);
+    }
+    // A box's matrix fills its chunks only when it spans several of them.
+    let tall_chunk = folding_tall(e, 1, 0).map_or(0, |s| u64::from(s.geometry.chunk_elems()));
+    if boxed && shape.rows.saturating_mul(shape.cols) < BOX_MIN_CHUNKS * tall_chunk {
         return Ok(None);
     }
     shape.validate()?;
