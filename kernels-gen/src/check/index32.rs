@@ -241,7 +241,7 @@ fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
     let elem = u128::from(g.elem_bytes);
     for elems in [shape.src_elems(), shape.dst_elems()] {
         let elems = u128::from(elems.map_err(|_| Wide)?);
-        if (elems * elem).div_ceil(unit) > U32 as u128 {
+        if (elems * elem).div_ceil(unit) >= U32 as u128 {
             return Err(Wide);
         }
     }
@@ -283,8 +283,8 @@ fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
             Var::Cols => p(shape.cols),
             Var::SrcLd => p(shape.src_ld),
             Var::DstLd => p(shape.dst_ld),
-            Var::SrcBatchStride => p(shape.src_batch_stride),
-            Var::DstBatchStride => p(shape.dst_batch_stride),
+            Var::SrcBatchStride => p(shape.passed_batch_strides().0),
+            Var::DstBatchStride => p(shape.passed_batch_strides().1),
             Var::DstOff | Var::SrcOff => (0, U32 - 1),
             Var::Ext(_) | Var::SrcStride(_) | Var::DstStride(_) => p(shape.outer_value(*v)),
             Var::RowExt(_)
@@ -407,6 +407,20 @@ mod tests {
         for g in [g(Form::Tile, 12, 1), g(Form::Tile, 16, 1)] {
             assert!(proven(&g, &s) && !runs(&g, &s), "{g:?}");
         }
+    }
+
+    #[test]
+    fn a_batch_of_one_never_steps_its_batch_strides() {
+        // 2048 rows 2^21 apart: the matrix spans just under 2^32 elements, the
+        // stride past it is 2^32, which a batch of one passes as 0.
+        let mut s = Shape::new(2048, 32);
+        s.src_ld = 1 << 21;
+        s.src_batch_stride = 1 << 32;
+        assert_eq!(s.passed_batch_strides(), (0, 0));
+        assert!(proven(&g(Form::Tile, 4, 1), &s));
+        s.batch = 2;
+        s.src_batch_stride = 1 << 32;
+        assert!(!proven(&g(Form::Tile, 4, 1), &s));
     }
 
     #[test]

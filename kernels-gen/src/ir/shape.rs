@@ -168,15 +168,28 @@ impl Shape {
 
     /// The kernel's scalar parameters, in the order of [`SCALAR_PARAMS`].
     pub fn scalars(&self) -> [u64; 7] {
+        let (src_batch_stride, dst_batch_stride) = self.passed_batch_strides();
         [
             self.batch,
             self.rows,
             self.cols,
             self.src_ld,
             self.dst_ld,
-            self.src_batch_stride,
-            self.dst_batch_stride,
+            src_batch_stride,
+            dst_batch_stride,
         ]
+    }
+
+    /// The batch strides a kernel is passed: 0 for a batch of one, whose item
+    /// index is always 0, so that a matrix whose rows lie far apart (a box's
+    /// rows step between source planes) does not need the 64-bit build for a
+    /// stride it never steps.
+    pub fn passed_batch_strides(&self) -> (u64, u64) {
+        if self.batch <= 1 {
+            (0, 0)
+        } else {
+            (self.src_batch_stride, self.dst_batch_stride)
+        }
     }
 
     /// Every parameter a kernel with this shape's outer axes takes after `src` and

@@ -122,7 +122,9 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
             )?;
         }
         Form::Tall | Form::Wide => {
-            let (narrow, long, flat) = if g.form == Form::Tall {
+            let (narrow, long, flat) = if g.form == Form::Tall && k.fold[0] > 0 {
+                ("cols", "rows", "each row's columns one run")
+            } else if g.form == Form::Tall {
                 ("cols", "rows", "src_ld == cols")
             } else {
                 ("rows", "cols", "dst_ld == rows")
