@@ -30,25 +30,8 @@ fn gathers_of_whole_source_rows_run_the_folded_tall_kernel() {
             plan_tiles(&p).expect("plans").shape.rows,
             dims[perm[perm.len() - 1]]
         );
-        let planned = plan(&p).expect("plans");
-        assert_eq!(planned.kind, Kind::Transpose, "{dims:?} {perm:?}");
-        assert_eq!(planned.shape.rows, rows, "{dims:?} {perm:?}");
-        let kernels = plan_kernels(&planned, Layouts::Xor).expect("kernels build");
-        assert_eq!(
-            kernels[0].spec().geometry.form,
-            Form::Tall,
-            "{dims:?} {perm:?}"
-        );
-        let ran = check_plan(&p, plan(&p)).unwrap_or_else(|err| panic!("{dims:?}: {err}"));
-        assert!(ran > 0, "{dims:?} {perm:?}");
-        let out: Vec<u64> = perm.iter().map(|&a| dims[a]).collect();
         let pad: Vec<u64> = (0..dims.len() as u64).map(|i| (i + 1) % 2).collect();
-        let strided = Permute {
-            src_strides: Some(padded(&dims, &pad)),
-            dst_strides: Some(padded(&out, &pad)),
-            ..p
-        };
-        check(&strided).unwrap_or_else(|err| panic!("strided {dims:?} {perm:?}: {err}"));
+        runs_folded_tall(p, rows, Layouts::Xor, &pad);
     }
     // Where the gather uses a third of each sector (3 columns of 8 bytes), it
     // stays a gather; 1- and 2-byte elements never fold for the tall kernel
@@ -57,6 +40,31 @@ fn gathers_of_whole_source_rows_run_the_folded_tall_kernel() {
     assert_eq!(p.kind, Kind::Gather);
     let p = plan(&Permute::new(&[70, 5, 39, 6], &[1, 3, 0, 2], 2)).expect("plans");
     assert_eq!(p.shape.rows, 39);
+}
+
+/// That `p` plans a transpose of `rows` rows whose first kernel is the tall
+/// one, and that the plan, simulated, matches the CPU permute, as does the
+/// permute of views padded by `pad` elements past each axis.
+fn runs_folded_tall(p: Permute, rows: u64, layouts: Layouts, pad: &[u64]) {
+    let (dims, perm) = (p.dims.clone(), p.perm.clone());
+    let planned = plan(&p).expect("plans");
+    assert_eq!(planned.kind, Kind::Transpose, "{dims:?} {perm:?}");
+    assert_eq!(planned.shape.rows, rows, "{dims:?} {perm:?}");
+    let kernels = plan_kernels(&planned, layouts).expect("kernels build");
+    assert_eq!(
+        kernels[0].spec().geometry.form,
+        Form::Tall,
+        "{dims:?} {perm:?}"
+    );
+    let ran = check_plan(&p, plan(&p)).unwrap_or_else(|err| panic!("{dims:?}: {err}"));
+    assert!(ran > 0, "{dims:?} {perm:?}");
+    let out: Vec<u64> = perm.iter().map(|&a| dims[a]).collect();
+    let strided = Permute {
+        src_strides: Some(padded(&dims, pad)),
+        dst_strides: Some(padded(&out, pad)),
+        ..p
+    };
+    check(&strided).unwrap_or_else(|err| panic!("strided {dims:?} {perm:?}: {err}"));
 }
 
 /// A tall kernel with folded rows moves its chunk through shared memory as
@@ -118,29 +126,13 @@ fn gathered_boxes_run_the_folded_tall_kernel() {
         (vec![2, 5, 3, 280, 12], vec![4, 2, 0, 3, 1], 4, 5 * 280, 12),
     ] {
         let p = Permute::new(&dims, &perm, e);
-        let planned = plan(&p).expect("plans");
-        assert_eq!(planned.kind, Kind::Transpose, "{dims:?} {perm:?}");
         assert_eq!(
-            (planned.shape.rows, planned.shape.cols),
-            (rows, cols),
+            plan(&p).expect("plans").shape.cols,
+            cols,
             "{dims:?} {perm:?}"
         );
-        let kernels = plan_kernels(&planned, Layouts::Pad(None)).expect("kernels build");
-        assert_eq!(
-            kernels[0].spec().geometry.form,
-            Form::Tall,
-            "{dims:?} {perm:?}"
-        );
-        let ran = check_plan(&p, plan(&p)).unwrap_or_else(|err| panic!("{dims:?}: {err}"));
-        assert!(ran > 0, "{dims:?} {perm:?}");
-        let out: Vec<u64> = perm.iter().map(|&a| dims[a]).collect();
         let pad: Vec<u64> = (0..dims.len() as u64).map(|i| i % 2 + 1).collect();
-        let strided = Permute {
-            src_strides: Some(padded(&dims, &pad)),
-            dst_strides: Some(padded(&out, &pad)),
-            ..p
-        };
-        check(&strided).unwrap_or_else(|err| panic!("strided {dims:?} {perm:?}: {err}"));
+        runs_folded_tall(p, rows, Layouts::Pad(None), &pad);
     }
     // Tiles 23 columns wide stay tiles; matrices of 36 x 11 stay gathers; 1-
     // and 2-byte boxes keep their plans (their tall kernel packs words).
