@@ -175,7 +175,9 @@ pub(super) fn shape_of(axes: &[Axis], elem_bytes: u32, tall: bool) -> Result<Sha
             rest = left;
             // For the tall kernel, rows stored as runs of whole source rows fold
             // on past a tile: its chunks then read those runs and write long
-            // destination runs.
+            // destination runs. A box's rows stop at its `j`: a further axis
+            // would have the split divide by `j`'s long extent, past what its
+            // 32-bit quotient keeps exact.
             let mut rows = rows;
             if tall && tall_folds(&cols, &c, &r, &rows) && r.src == c.ext {
                 extend(axes, d, &mut rows, &mut rest, |a| a.dst, u64::MAX);
@@ -310,7 +312,8 @@ fn chain(axes: &[Axis], first: usize, rest: &mut Vec<usize>, key: fn(&Axis) -> u
 /// whose rows start at the axis `r` can fold its rows on past a tile for the
 /// `tall` kernel ([`shape_of`]; the caller asks whether that kernel folds rows of
 /// its elements): columns of one axis and 2 to [`MAX_NARROW`] items, the rows'
-/// first axis `c.ext` apart in the source (whole source rows, one run).
+/// first axis `c.ext` apart in the source (whole source rows, one run), or, for
+/// a box, one of the axes `rows` folds.
 fn tall_folds(cols: &[Axis], c: &Axis, r: &Axis, rows: &[Axis]) -> bool {
     cols.is_empty()
         && (2..=MAX_NARROW).contains(&c.ext)
