@@ -7,8 +7,9 @@ mod common;
 use common::permute::{check, check_plan, padded};
 
 use bankfree_gen::check::analysis::analyze;
+use bankfree_gen::check::index32::runs;
 use bankfree_gen::hw::bank::Model;
-use bankfree_gen::select::permute::{plan, plan_kernels, plan_tiles, Kind, Permute};
+use bankfree_gen::select::permute::{pick, plan, plan_kernels, plan_tiles, Kind, Permute};
 use bankfree_gen::Strategy as Layouts;
 use bankfree_gen::{Form, Kernel, TransposeSpec};
 
@@ -152,4 +153,18 @@ fn gathered_boxes_run_the_folded_tall_kernel() {
     assert_eq!(tiles(&[5, 139810, 12], &[2, 1, 0], 2).0, Kind::Transpose);
     assert_ne!(tiles(&[5, 139810, 12], &[2, 1, 0], 2).1, Form::Tall);
     assert_eq!(tiles(&[3, 399457, 7], &[2, 1, 0], 1).0, Kind::Gather);
+}
+
+/// A box of one matrix, whose rows lie a source plane apart (`src_ld` 1677720,
+/// so `rows * src_ld` is past 2^32), runs the tall kernel's 32-bit build: it
+/// never steps the batch stride past its matrix.
+#[test]
+fn a_box_of_one_matrix_runs_the_32_bit_build() {
+    let planned = plan(&Permute::new(&[5, 139810, 12], &[2, 1, 0], 4)).expect("plans");
+    assert_eq!(planned.shape.batch, 1);
+    assert!(planned.shape.rows * planned.shape.src_ld >= 1 << 32);
+    let kernels = plan_kernels(&planned, Layouts::Pad(None)).expect("kernels build");
+    let k = pick(&kernels, &planned.shape).expect("a kernel fits");
+    assert_eq!(k.spec().geometry.form, Form::Tall);
+    assert!(runs(&k.spec().geometry, &planned.shape));
 }
