@@ -168,3 +168,49 @@ fn a_box_of_one_matrix_runs_the_32_bit_build() {
     assert_eq!(k.spec().geometry.form, Form::Tall);
     assert!(runs(&k.spec().geometry, &planned.shape));
 }
+
+/// Boxes drawn at random (`[p, a, q, j, b]` with short `a` and `b`, batch axes
+/// `p` and `q` of 1 to 3 items placed on either side of `b` in the
+/// destination, 4- to 16-byte elements, row-major or padded views, `j` long
+/// enough for the tall kernel's chunks): every listed kernel of the plan that
+/// fits, simulated, writes what the CPU permute writes, and the draw runs the
+/// tall kernel on some of them.
+#[test]
+fn drawn_boxes_permute_like_the_cpu() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |n: u64| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) % n
+    };
+    let mut tall = 0;
+    for _ in 0..8 {
+        let e = [4u32, 8, 12, 16][next(4) as usize];
+        let (a, b) = (2 + next(10), 2 + next(15));
+        let (p, q) = (1 + next(3), 1 + next(2));
+        // About four to five of the tall kernel's 16 KB chunks per matrix.
+        let j = (4 * 4096 * 4 / u64::from(e)).div_ceil(a * b) + next(200);
+        let dims = vec![p, a, q, j, b];
+        let perm = if next(2) == 0 {
+            vec![4usize, 2, 0, 3, 1]
+        } else {
+            vec![2, 4, 0, 3, 1]
+        };
+        let mut case = Permute::new(&dims, &perm, e);
+        if next(2) == 0 {
+            let out: Vec<u64> = perm.iter().map(|&x| dims[x]).collect();
+            let pad: Vec<u64> = (0..5).map(|_| next(3)).collect();
+            case.src_strides = Some(padded(&dims, &pad));
+            case.dst_strides = Some(padded(&out, &pad));
+        }
+        let planned = plan(&case).expect("plans");
+        let kernels = plan_kernels(&planned, Layouts::Pad(None)).expect("kernels build");
+        if pick(&kernels, &planned.shape).is_some_and(|k| k.spec().geometry.form == Form::Tall) {
+            tall += 1;
+        }
+        let ran = check(&case).unwrap_or_else(|err| panic!("{case:?}: {err}"));
+        assert!(ran > 0, "{case:?}");
+    }
+    assert!(tall > 0, "no drawn box ran the tall kernel");
+}
