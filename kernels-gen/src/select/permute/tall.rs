@@ -38,9 +38,9 @@ pub const BOX_MIN_CHUNKS: u64 = 4;
 /// the tall kernel on the shape ([`pick`]).
 pub(super) fn tall_plan(tiled: &Plan) -> Result<Option<Plan>, PermuteError> {
     let e = tiled.elem_bytes;
-    if tiled.kind != Kind::Transpose || folding_tall(e, 1, 0).is_none() {
+    let Some(tall) = folding_tall(e, 1, 0).filter(|_| tiled.kind == Kind::Transpose) else {
         return Ok(None);
-    }
+    };
     let chunk = u64::from(TransposeSpec::small(e)?.geometry.small_chunk_elems());
     if sector_use(&tiled.axes, e, chunk) >= TALL_MAX_SECTOR_USE {
         return Ok(None);
@@ -51,7 +51,7 @@ pub(super) fn tall_plan(tiled: &Plan) -> Result<Option<Plan>, PermuteError> {
         return Ok(None);
     }
     // A box's matrix fills its chunks only when it spans several of them.
-    let tall_chunk = folding_tall(e, 1, 0).map_or(0, |s| u64::from(s.geometry.chunk_elems()));
+    let tall_chunk = u64::from(tall.geometry.chunk_elems());
     if boxed && shape.rows.saturating_mul(shape.cols) < BOX_MIN_CHUNKS * tall_chunk {
         return Ok(None);
     }
