@@ -32,11 +32,26 @@ fn permute_shows_the_plan_and_its_kernel() {
         .as_array()
         .is_some_and(|c| c.iter().any(|k| k == kernel)));
     assert_eq!(v["launch"]["grid"][1], 64);
-    // `gen` prints the CUDA C of that same kernel.
+    // The launch's arguments after `src` and `dst`: batch, rows, cols, src_ld,
+    // dst_ld and the batch strides, then the outer axis's extent and strides.
+    let launch_args: Vec<u64> = v["args"]
+        .as_array()
+        .expect("args is an array")
+        .iter()
+        .filter_map(|a| a.as_u64())
+        .collect();
+    assert_eq!(launch_args[..7], [64, 256, 3136, 3136, 256, 802816, 802816]);
+    // `gen` prints the CUDA C of that same kernel, with a parameter per argument.
     let mut gen = args.to_vec();
     gen.push("gen");
     let c = ok(&gen);
     assert!(c.contains(&format!("{kernel}(")), "{c}");
+    let params = c
+        .split(&format!("{kernel}("))
+        .nth(1)
+        .and_then(|r| r.split(')').next());
+    let commas = params.map_or(0, |p| p.matches(',').count());
+    assert_eq!(commas + 1, 2 + launch_args.len(), "{params:?}");
 
     // [B, S, H, D] -> [B, H, S, D]: D stays innermost, a copy with outer axes.
     let v = json(&[

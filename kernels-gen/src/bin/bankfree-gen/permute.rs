@@ -117,6 +117,8 @@ pub fn run(o: &mut String, a: &PermuteArgs) -> Result<(), String> {
         (k, r, l)
     });
     if a.json {
+        // The launch's arguments after `src` and `dst`, in the kernel's order.
+        let (args, n_args) = s.params();
         let v = json!({
             "dims": p.dims,
             "perm": p.perm,
@@ -126,6 +128,7 @@ pub fn run(o: &mut String, a: &PermuteArgs) -> Result<(), String> {
             "axes": pl.axes,
             "plan": pl.kind,
             "shape": pl.shape,
+            "args": &args[..n_args],
             "kernel": chosen.as_ref().map_or("none".to_string(), Kernel::entry_name),
             "entry": runs.as_ref().map(|(one, _)| one.entry_name()),
             "split": runs.as_ref().and_then(|(_, sp)| sp.as_ref()).map(|(n, k)| json!({
