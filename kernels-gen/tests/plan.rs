@@ -297,3 +297,51 @@ fn assert_kinds(cases: Vec<(Vec<u64>, Vec<usize>, u32, Kind)>) {
         assert_eq!(p.kind, kind, "{dims:?} {perm:?} {e}-byte");
     }
 }
+
+#[test]
+fn boxes_of_short_runs_gather_down_the_columns_of_their_chunks() {
+    use bankfree_gen::kernel::order::TileOrder;
+    use bankfree_gen::select::permute::plan_kernels;
+    use bankfree_gen::Strategy;
+    let first = |dims: &[u64], perm: &[usize], e: u32| {
+        let p = plan(&Permute::new(dims, perm, e)).expect("plans");
+        assert_eq!(p.kind, Kind::Gather, "{dims:?} {perm:?} {e}-byte");
+        let list = plan_kernels(&p, Strategy::Xor).expect("kernels build");
+        (list[0].order(), list.len())
+    };
+    // [a, j, b] -> [b, j, a]: runs of `a` shorter than a vector, items `b`
+    // elements apart (under a sector), `vec / a` items per lane of 32 bytes or
+    // more (64 where `a` divides the vector): down the columns, with its
+    // quotients' twins and no single-element kernel (it stores no vectors).
+    for (dims, perm, e) in [
+        (&[3u64, 798915, 7][..], &[2usize, 1, 0][..], 2),
+        (&[2, 932067, 9], &[2, 1, 0], 2),
+        (&[3, 1597830, 7], &[2, 1, 0], 1),
+        (&[2, 1864135, 9], &[2, 1, 0], 1),
+        (&[6, 3, 200000, 7], &[0, 3, 2, 1], 2),
+        (&[7, 2, 300000, 9], &[0, 3, 2, 1], 1),
+    ] {
+        assert_eq!(
+            first(dims, perm, e).0,
+            TileOrder::Columns,
+            "{dims:?} {e}-byte"
+        );
+    }
+    // Items 2 bytes apart (a lane's vector shares its sector with the next
+    // lane's), runs of 2 with lanes' vectors 40 bytes apart (each load one
+    // source row), long runs one source row apart, items far apart, and 8-byte
+    // elements (a vector of 2): along the rows, then single elements.
+    for (dims, perm, e) in [
+        (&[2u64, 8388608, 2][..], &[2usize, 1, 0][..], 1),
+        (&[2, 3355443, 5], &[2, 1, 0], 1),
+        (&[4, 932067, 9], &[2, 1, 0], 1),
+        (&[28, 40, 29959], &[0, 2, 1], 1),
+        (&[4, 3, 2796202], &[2, 1, 0], 1),
+        (&[3, 2, 58254, 24], &[2, 3, 1, 0], 4),
+        (&[2, 4, 524288], &[2, 1, 0], 8),
+    ] {
+        let (order, n) = first(dims, perm, e);
+        assert_eq!(order, TileOrder::Rows, "{dims:?} {e}-byte");
+        assert!(n >= 2, "{dims:?}: {n} kernels");
+    }
+}

@@ -1,6 +1,7 @@
 //! The simulator on the small kernels (dense batches of small matrices, their
-//! quotients and vector stores): its output must equal a plain CPU
-//! transpose, byte for byte, with bytes outside the destination untouched.
+//! quotients, vector stores and chunks taken down the columns): its output must
+//! equal a plain CPU transpose, byte for byte, with bytes outside the
+//! destination untouched.
 
 mod common;
 
@@ -11,7 +12,15 @@ use bankfree_gen::check::fit::kernel_refusal;
 use bankfree_gen::check::sim::{self, Grid};
 use bankfree_gen::ir::shape::{Axis, Outer};
 use bankfree_gen::kernel::geometry::Quotients;
+use bankfree_gen::kernel::order::TileOrder;
 use bankfree_gen::{Kernel, Shape, Strategy, TransposeSpec};
+
+/// `k` in each order its chunk can be taken in: along the rows, and down the
+/// columns where it gathers vectors of single elements.
+fn orders(k: Kernel) -> Vec<Kernel> {
+    let down = k.with_order(TileOrder::Columns).ok();
+    std::iter::once(k).chain(down).collect()
+}
 
 #[test]
 fn small_kernels_cover_every_element_once() {
@@ -19,95 +28,96 @@ fn small_kernels_cover_every_element_once() {
     // Every vector width, the 16-byte element and two word arrays.
     for e in [1, 2, 4, 8, 12, 16, 36] {
         let spec = TransposeSpec::small(e).expect("every element size has a small kernel");
-        let kernel = Kernel::build(spec).expect("builds");
-        let chunk = u64::from(spec.geometry.small_chunk());
-        for (rows, cols) in [
-            (2, 2),
-            (3, 3),
-            (2, 25),
-            (25, 2),
-            (5, 17),
-            (33, 31),
-            (64, 64),
-        ] {
-            let mat = rows * cols;
-            // One matrix, a partial chunk, and runs of a few chunks whose last vector
-            // is partly outside (totals not a multiple of the vector).
-            for batch in [1, 3, (2 * chunk + 5) / mat + 1, (3 * chunk) / mat + 2] {
-                let shape = Shape::batched(batch, rows, cols);
-                check(&kernel, &shape, None);
-                ran += 1;
-            }
-            // The tile loop striding over a small grid.
-            let shape = Shape::batched(3 * chunk / mat + 1, rows, cols);
-            check(&kernel, &shape, Some(Grid { x: 2, y: 1 }));
-        }
-        // The largest matrices it takes, and what it refuses.
-        check(&kernel, &Shape::batched(2, 128, 128), None);
-        let mut pitched = Shape::batched(2, 4, 4);
-        pitched.dst_batch_stride = 17;
-        let mut pitched_rows = Shape::batched(2, 4, 4);
-        pitched_rows.dst_ld = 5;
-        pitched_rows.dst_batch_stride = 20;
-        for shape in [
-            pitched,
-            pitched_rows,
-            Shape::batched(4, 1, 9),
-            Shape::batched(2, 129, 128),
-        ] {
-            refuses(&kernel, &shape);
-        }
-        // Any source layout: pitched rows, gaps between matrices, and a permute's
-        // batch over several axes whose source order differs from the
-        // destination's (the destination one dense run).
-        for (rows, cols) in [(5, 17), (15, 32), (3, 3)] {
-            let mat = rows * cols;
-            let src_ld = cols + 3;
-            let span = rows * src_ld + 2;
-            let gapped = Shape {
-                src_ld,
-                src_batch_stride: span,
-                ..Shape::batched(3 * chunk / mat + 2, rows, cols)
-            };
-            check(&kernel, &gapped, Some(Grid { x: 2, y: 1 }));
-            for exts in [&[4u64][..], &[2, 3]] {
-                let outer = exts.len() as u8;
-                let k = kernel
-                    .with_outer(outer)
-                    .expect("a small kernel takes outer axes");
-                let e0 = 5;
-                let items: u64 = exts.iter().product();
-                let (mut axes, mut src, mut dst) = (vec![], span, mat * e0);
-                for &ext in exts {
-                    axes.push(Axis { ext, src, dst });
-                    src *= ext;
-                    dst *= ext;
+        for kernel in orders(Kernel::build(spec).expect("builds")) {
+            let chunk = u64::from(spec.geometry.small_chunk());
+            for (rows, cols) in [
+                (2, 2),
+                (3, 3),
+                (2, 25),
+                (25, 2),
+                (5, 17),
+                (33, 31),
+                (64, 64),
+            ] {
+                let mat = rows * cols;
+                // One matrix, a partial chunk, and runs of a few chunks whose last vector
+                // is partly outside (totals not a multiple of the vector).
+                for batch in [1, 3, (2 * chunk + 5) / mat + 1, (3 * chunk) / mat + 2] {
+                    let shape = Shape::batched(batch, rows, cols);
+                    check(&kernel, &shape, None);
+                    ran += 1;
                 }
-                let shape = Shape {
+                // The tile loop striding over a small grid.
+                let shape = Shape::batched(3 * chunk / mat + 1, rows, cols);
+                check(&kernel, &shape, Some(Grid { x: 2, y: 1 }));
+            }
+            // The largest matrices it takes, and what it refuses.
+            check(&kernel, &Shape::batched(2, 128, 128), None);
+            let mut pitched = Shape::batched(2, 4, 4);
+            pitched.dst_batch_stride = 17;
+            let mut pitched_rows = Shape::batched(2, 4, 4);
+            pitched_rows.dst_ld = 5;
+            pitched_rows.dst_batch_stride = 20;
+            for shape in [
+                pitched,
+                pitched_rows,
+                Shape::batched(4, 1, 9),
+                Shape::batched(2, 129, 128),
+            ] {
+                refuses(&kernel, &shape);
+            }
+            // Any source layout: pitched rows, gaps between matrices, and a permute's
+            // batch over several axes whose source order differs from the
+            // destination's (the destination one dense run).
+            for (rows, cols) in [(5, 17), (15, 32), (3, 3)] {
+                let mat = rows * cols;
+                let src_ld = cols + 3;
+                let span = rows * src_ld + 2;
+                let gapped = Shape {
                     src_ld,
-                    // Axis 0 outermost in the source, innermost in the destination.
-                    src_batch_stride: src,
-                    outer: Outer::new(&axes).expect("at most two axes"),
-                    ..Shape::batched(e0 * items, rows, cols)
+                    src_batch_stride: span,
+                    ..Shape::batched(3 * chunk / mat + 2, rows, cols)
                 };
-                check(&k, &shape, None);
-                check(&k, &shape, Some(Grid { x: 3, y: 1 }));
-                ran += 1;
-                // A destination that is not one run, and an axis of one item
-                // (no exact quotient by its extent).
-                let mut gap = shape;
-                gap.outer.axes[exts.len() - 1].dst += 1;
-                let one = Shape {
-                    batch: items,
-                    ..shape
-                };
-                for shape in [gap, one] {
-                    refuses(&k, &shape);
+                check(&kernel, &gapped, Some(Grid { x: 2, y: 1 }));
+                for exts in [&[4u64][..], &[2, 3]] {
+                    let outer = exts.len() as u8;
+                    let k = kernel
+                        .with_outer(outer)
+                        .expect("a small kernel takes outer axes");
+                    let e0 = 5;
+                    let items: u64 = exts.iter().product();
+                    let (mut axes, mut src, mut dst) = (vec![], span, mat * e0);
+                    for &ext in exts {
+                        axes.push(Axis { ext, src, dst });
+                        src *= ext;
+                        dst *= ext;
+                    }
+                    let shape = Shape {
+                        src_ld,
+                        // Axis 0 outermost in the source, innermost in the destination.
+                        src_batch_stride: src,
+                        outer: Outer::new(&axes).expect("at most two axes"),
+                        ..Shape::batched(e0 * items, rows, cols)
+                    };
+                    check(&k, &shape, None);
+                    check(&k, &shape, Some(Grid { x: 3, y: 1 }));
+                    ran += 1;
+                    // A destination that is not one run, and an axis of one item
+                    // (no exact quotient by its extent).
+                    let mut gap = shape;
+                    gap.outer.axes[exts.len() - 1].dst += 1;
+                    let one = Shape {
+                        batch: items,
+                        ..shape
+                    };
+                    for shape in [gap, one] {
+                        refuses(&k, &shape);
+                    }
                 }
             }
         }
     }
-    assert!(ran >= 7 * 7 * 4, "only {ran} shapes");
+    assert!(ran >= 12 * 7 * 4, "only {ran} shapes");
 }
 
 #[test]
@@ -135,6 +145,52 @@ fn small_kernels_of_word_arrays_store_vectors_where_dst_is_aligned() {
                 assert_eq!(stats.vector_writes, want, "{e}-byte at {dst_off}");
             }
         }
+    }
+}
+
+#[test]
+fn small_kernels_down_the_columns_store_units_at_any_pointer() {
+    // Taken down the columns, a thread's units lie 32 positions apart: none is
+    // stored as a vector, so every destination pointer takes the kernel and
+    // every element is written once. Along the rows the same kernel stores
+    // vectors, and the simulator refuses it off their alignment.
+    for e in [1, 2, 4, 8] {
+        let rows = Kernel::build(TransposeSpec::small(e).expect("valid")).expect("builds");
+        let down = rows
+            .with_order(TileOrder::Columns)
+            .expect("vectors of elements");
+        assert!(down.stores_units() && down.aligns_dst() && !rows.aligns_dst());
+        assert!(down.entry_name().ends_with("_tc"), "{}", down.entry_name());
+        let vec = u64::from(rows.spec().geometry.vec);
+        for (batch, r, c) in [(37, 5, 17), (3, 33, 31), (200, 3, 3), (1, 2, 2)] {
+            let shape = Shape::batched(batch, r, c);
+            let n = (batch * r * c) as usize * e as usize;
+            let (src, mut dst) = (noise(n, 5), vec![0u8; n]);
+            for dst_off in 0..vec {
+                check_dst_at(&down, &shape, None, dst_off);
+                let stats =
+                    sim::run_at(&down, &shape, &src, &mut dst, None, dst_off).expect("runs");
+                assert_eq!(stats.unit_writes, batch * r * c, "{e}-byte at {dst_off}");
+                assert_eq!(stats.vector_writes, 0, "{e}-byte at {dst_off}");
+            }
+            let at_one = sim::run_at(&rows, &shape, &src, &mut dst, None, 1);
+            assert!(
+                at_one.is_err() || batch * r * c < vec,
+                "{e}-byte: {at_one:?}"
+            );
+        }
+    }
+    // Single elements and word arrays have no columns to take.
+    let one = TransposeSpec::small(4)
+        .and_then(|s| s.with_vec(1))
+        .expect("valid");
+    for spec in [one, TransposeSpec::small(12).expect("valid")] {
+        let k = Kernel::build(spec).expect("builds");
+        assert!(
+            k.with_order(TileOrder::Columns).is_err(),
+            "{}",
+            k.entry_name()
+        );
     }
 }
 
@@ -179,10 +235,16 @@ fn wide_quotients_split_any_batch_and_long_matrices() {
             assert!(kernel_refusal(&g, q, &huge).is_some(), "{q:?}");
         }
         assert!(kernel_refusal(&g, Quotients::Any, &huge).is_none());
-        for q in [Quotients::Items, Quotients::Wide, Quotients::Any] {
-            let wide = plain
-                .with_quotients(q)
-                .expect("a small kernel has wide twins");
+        for wide in [Quotients::Items, Quotients::Wide, Quotients::Any]
+            .into_iter()
+            .flat_map(|q| {
+                orders(
+                    plain
+                        .with_quotients(q)
+                        .expect("a small kernel has wide twins"),
+                )
+            })
+        {
             check(&wide, &shape, None);
             let src = noise(shape.src_elems().expect("valid") as usize * e as usize, 3);
             for index32 in [false, true] {
@@ -207,8 +269,10 @@ fn wide_quotients_split_any_batch_and_long_matrices() {
         };
         refuses(&plain, &shape);
         refuses(&items, &shape);
-        for q in [Quotients::Wide, Quotients::Any] {
-            let wide = plain.with_quotients(q).expect("a twin");
+        for wide in [Quotients::Wide, Quotients::Any]
+            .into_iter()
+            .flat_map(|q| orders(plain.with_quotients(q).expect("a twin")))
+        {
             check(&wide, &shape, None);
             check(&wide, &shape, Some(Grid { x: 2, y: 1 }));
         }

@@ -174,6 +174,14 @@ impl KernelSource {
         &self.geometry
     }
 
+    /// Whether it stores on any `dst` pointer (`Kernel::aligns_dst`): a source
+    /// the caller vouches for stores vectors where its geometry says.
+    pub fn aligns_dst(&self) -> bool {
+        self.kernel
+            .as_ref()
+            .map_or(self.geometry.aligns_dst(), |k| k.aligns_dst())
+    }
+
     /// Shared memory per block, in bytes.
     pub fn shared_bytes(&self) -> u32 {
         self.shared_bytes

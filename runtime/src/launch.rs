@@ -215,8 +215,9 @@ fn why_unfit(
     if g.vec > 1 && !g.gathers() && !src.is_multiple_of(bytes) {
         return Some(Unfit::Pointer { what: "src", bytes });
     }
-    // Strip and packed tall kernels align their stores with `dst` themselves.
-    if g.vec > 1 && !g.aligns_dst() && !dst.is_multiple_of(bytes) {
+    // Strip and packed tall kernels align their stores with `dst` themselves; a
+    // small kernel taking its chunk down the columns stores no vectors.
+    if g.vec > 1 && !kernel.aligns_dst() && !dst.is_multiple_of(bytes) {
         return Some(Unfit::Pointer { what: "dst", bytes });
     }
     None

@@ -247,8 +247,8 @@ fn sample_permutes(n: usize) -> Vec<(Permute, Strategy)> {
         .collect()
 }
 
-/// Every kernel a sample of permute plans may run (copies, gathers with each
-/// level of wider quotients, and transposes with outer batch axes and folded tile sides,
+/// Every kernel a sample of permute plans may run (copies, gathers down the
+/// columns of their chunks with each level of wider quotients, and transposes with outer batch axes and folded tile sides,
 /// also where the plan gathers, and tall kernels of folded rows), both builds,
 /// compiles for sm_90; the 32-bit builds without spills.
 #[test]
@@ -261,8 +261,10 @@ fn sampled_permute_kernels_compile_without_spills() {
     let mut outers = std::collections::BTreeSet::new();
     // With three that run the tall kernel of folded rows (gathers of whole
     // source rows that use little of each sector, and a box with an outer
-    // batch axis).
+    // batch axis), and a 2-byte box that gathers down the columns of its
+    // chunks.
     let tall = [
+        (Permute::new(&[3, 5000, 7], &[2, 1, 0], 2), Strategy::Xor),
         (
             Permute::new(&[70, 5, 39, 6], &[1, 3, 0, 2], 4),
             Strategy::Xor,
@@ -302,6 +304,12 @@ fn sampled_permute_kernels_compile_without_spills() {
             .iter()
             .any(|k| k.entry().contains("_tall_o1_") && k.fold() != [0, 0]),
         "no folded tall kernel with an outer axis"
+    );
+    assert!(
+        sources
+            .iter()
+            .any(|k| k.entry().contains("_small") && k.entry().ends_with("_tc")),
+        "no gather down the columns of its chunks"
     );
     for q in [Quotients::Items, Quotients::Wide, Quotients::Any] {
         assert!(

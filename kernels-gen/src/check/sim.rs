@@ -292,7 +292,8 @@ struct Memory<'a> {
 
 impl Memory<'_> {
     /// One thread's step of a packed move: its `words` units gathered and stored
-    /// as one vector (which must be aligned and contiguous) where `full` holds,
+    /// as one vector (which must be aligned and contiguous; or each alone where
+    /// the pack is not `whole`) where `full` holds,
     /// else unit by unit where the move's guard holds for that unit; returns the
     /// units written and the vectors stored whole (0 or 1).
     fn step_packed(
@@ -320,11 +321,15 @@ impl Memory<'_> {
                 }
                 Ok(())
             };
-            whole(&bound.to, mv.to.mem, env)?;
+            let stored_whole = mv.pack.as_ref().is_some_and(|p| p.whole);
+            if stored_whole {
+                whole(&bound.to, mv.to.mem, env)?;
+            }
             if mv.pack.as_ref().is_some_and(|p| p.load) {
                 whole(&bound.from, mv.from.mem, env)?;
             }
-            return Ok((self.step(kernel, mv, bound, env, 0..n)?, 1));
+            let units = self.step(kernel, mv, bound, env, 0..n)?;
+            return Ok((units, u64::from(stored_whole)));
         }
         let mut written = 0;
         for k in 0..n {

@@ -3,3 +3,6 @@
 
 pub mod bank;
 pub mod occupancy;
+
+/// Bytes of a global-memory sector, the unit the L1 and L2 caches fetch.
+pub const SECTOR_BYTES: u64 = 32;

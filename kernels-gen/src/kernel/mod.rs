@@ -56,7 +56,7 @@ pub use variant::Variant;
 
 use crate::ir::expr::Expr;
 use crate::ir::guard::Less;
-use crate::kernel::geometry::{Quotients, Unit};
+use crate::kernel::geometry::{Form, Quotients, Unit};
 use crate::kernel::layout::Layout;
 use crate::kernel::moves::Move;
 use crate::kernel::order::TileOrder;
@@ -130,6 +130,19 @@ impl Kernel {
     /// The order its blocks take its tiles in ([`Kernel::with_order`]).
     pub fn order(&self) -> TileOrder {
         self.order
+    }
+
+    /// Whether it gathers a vector's units but stores each alone: a `small`
+    /// kernel whose chunk is taken down its columns ([`TileOrder`]).
+    pub fn stores_units(&self) -> bool {
+        let g = &self.spec.geometry;
+        g.form == Form::Small && self.order == TileOrder::Columns && g.vec > 1 && !g.gathers_words()
+    }
+
+    /// Whether it stores on any `dst` pointer: what [`crate::kernel::geometry::Geometry::aligns_dst`]
+    /// says of its geometry, or it stores no vectors ([`Kernel::stores_units`]).
+    pub fn aligns_dst(&self) -> bool {
+        self.spec.geometry.aligns_dst() || self.stores_units()
     }
 
     /// The spec this kernel was built from.

@@ -57,13 +57,14 @@ pub struct Move {
 }
 
 /// How a move's `words` units (`Var::K` over them) move as one vector: where
-/// `full` holds, they are stored to `to` at once (`to` is then unit `k` of the
-/// vector, the first one vector-aligned), after being loaded at once from `from`
-/// (`load`; the same of `from`) or gathered unit by unit; where `full` does not
-/// hold, each unit moves alone where the move's guard, which may depend on
-/// `Var::K`, holds.
+/// `full` holds, they are stored to `to` at once (`whole`; `to` is then unit `k`
+/// of the vector, the first one vector-aligned) or each to its own `to`, after
+/// being loaded at once from `from` (`load`; the same of `from`) or gathered
+/// unit by unit; where `full` does not hold, each unit moves alone where the
+/// move's guard, which may depend on `Var::K`, holds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pack {
     pub full: Guard,
     pub load: bool,
+    pub whole: bool,
 }

@@ -24,6 +24,11 @@ impl Kernel {
             )
         } else if g.gathers_words() {
             format!(", {} words per thread step as one 16-byte vector", g.vec)
+        } else if self.stores_units() {
+            format!(
+                ", {} elements per thread step, {} positions apart",
+                g.vec, g.tile
+            )
         } else if g.vec > 1 && g.gathers() {
             format!(", {} elements per thread step as one 16-byte vector", g.vec)
         } else if g.packs() {
@@ -96,8 +101,10 @@ impl Kernel {
                 PLANAR_MAX_COLS
             ),
         };
-        let what = if self.order == TileOrder::Columns {
-            format!("{what}, tiles taken {}", self.order.describe())
+        let what = if self.order == TileOrder::Columns && g.form == Form::Small {
+            format!("{what}, taken {}", self.order.describe(g.form))
+        } else if self.order == TileOrder::Columns {
+            format!("{what}, tiles taken {}", self.order.describe(g.form))
         } else {
             what
         };

@@ -253,6 +253,7 @@ pub(crate) fn packed_tall_moves(
         pack: Some(Pack {
             full: flat_inside(Expr::Lit(0), Expr::Lit(vec - 1)),
             load: true,
+            whole: true,
         }),
     };
 
@@ -287,6 +288,7 @@ pub(crate) fn packed_tall_moves(
         pack: Some(Pack {
             full: row_inside(Expr::Lit(0), Expr::Lit(vec - 1)),
             load: false,
+            whole: true,
         }),
     };
     (vec![l0], vec![flat_move, strided_move])

@@ -8,13 +8,23 @@
 //! on the GPU's memory ([`crate::select::device`] holds the measured rule); the
 //! tiles, their moves and their shared accesses are the same in both.
 //!
+//! A `small` kernel's chunk has no rows of tiles but a grid of positions per
+//! warp: 32 lanes of `vec` destination positions each. Along its rows (the
+//! default) lane `l` gathers positions `l * vec ..` and stores them as one
+//! vector; down its columns, unit `k` of lane `l` is position `32 * k + l`, so
+//! each of the warp's loads and stores covers 32 consecutive destination
+//! positions, stored unit by unit. A permute's gathers run the second
+//! ([`crate::select::permute::plan_kernels`]).
+//!
 //! ```
 //! use bankfree_gen::{kernel::order::TileOrder, Kernel, Strategy, TransposeSpec};
 //! let k = Kernel::build(TransposeSpec::new(32, 4, Strategy::Xor)?)?;
 //! let down = k.with_order(TileOrder::Columns)?;
 //! assert_eq!(down.entry_name(), "bankfree_transpose_t32_r8_e4_xor505_tc");
 //! assert!(bankfree_gen::emit(&down).contains("tile_c = t / tiles_y"));
-//! assert!(Kernel::build(TransposeSpec::small(4)?)?.with_order(TileOrder::Columns).is_err());
+//! let small = Kernel::build(TransposeSpec::small(4)?)?.with_order(TileOrder::Columns)?;
+//! assert!(bankfree_gen::emit(&small).contains("f + k * 32"));
+//! assert!(Kernel::build(TransposeSpec::copy(4, 4)?)?.with_order(TileOrder::Columns).is_err());
 //! assert_eq!("columns".parse::<TileOrder>(), Ok(TileOrder::Columns));
 //! # Ok::<(), bankfree_gen::SpecError>(())
 //! ```
@@ -41,9 +51,11 @@ impl TileOrder {
 
     /// Whether kernels of `form` take their tiles in this order: every form takes
     /// [`TileOrder::Rows`] (the others have no rows of tiles), only the square
-    /// tiles (`tile`, `skew`, `realign`) [`TileOrder::Columns`].
+    /// tiles (`tile`, `skew`, `realign`) and the `small` kernel's chunk
+    /// [`TileOrder::Columns`].
     pub fn fits(self, form: Form) -> bool {
-        self == TileOrder::Rows || matches!(form, Form::Tile | Form::Skew | Form::Realign)
+        self == TileOrder::Rows
+            || matches!(form, Form::Tile | Form::Skew | Form::Realign | Form::Small)
     }
 
     /// Appended to the entry point's name.
@@ -54,11 +66,13 @@ impl TileOrder {
         }
     }
 
-    /// In words, for the kernel's header and descriptions.
-    pub fn describe(self) -> &'static str {
-        match self {
-            TileOrder::Rows => "along the rows of tiles",
-            TileOrder::Columns => "down the columns of tiles",
+    /// In words, for the header and description of a kernel of `form`.
+    pub fn describe(self, form: Form) -> &'static str {
+        match (self, form) {
+            (TileOrder::Rows, Form::Small) => "along the rows of each warp's chunk",
+            (TileOrder::Columns, Form::Small) => "down the columns of each warp's chunk",
+            (TileOrder::Rows, _) => "along the rows of tiles",
+            (TileOrder::Columns, _) => "down the columns of tiles",
         }
     }
 }

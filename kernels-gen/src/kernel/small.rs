@@ -1,13 +1,15 @@
 //! The moves of the gathering forms (`small` and `strip`), built once as
 //! expressions: a chunk of the flat destination run, each thread gathering `vec`
 //! consecutive destination elements from the source and storing them as one
-//! vector.
+//! vector, or (a `small` kernel's chunk taken down its columns, [`TileOrder`])
+//! `vec` elements 32 positions apart, each stored alone.
 
 use crate::ir::expr::{Expr, Var};
 use crate::ir::guard::{Guard, Less};
 use crate::kernel::batch::{item_src, BatchBase};
 use crate::kernel::geometry::{Geometry, Quotients, SMALL_ITERS};
 use crate::kernel::moves::{Mem, Move, Pack, Place};
+use crate::kernel::order::TileOrder;
 use crate::kernel::tiling::Tiling;
 
 /// The tile lets and the one move of a `small` kernel.
@@ -23,21 +25,32 @@ use crate::kernel::tiling::Tiling;
 /// Word arrays ([`Geometry::gathers_words`]) count positions in words: the tile
 /// starts `rem` words into element `e0 = base / words`, and each of a thread's
 /// words is word `x % words` of element `e0 + x / words` (`x = rem + f + k`);
-/// the vector is stored whole only where `dst` starts on one.
+/// the vector is stored whole only where `dst` starts on one. Down the columns
+/// (`order`; vectors of single elements only), a warp's `32 * vec` positions
+/// are its lanes' units column by column: unit `k` of lane `l` is position `32 *
+/// k + l` of the warp's, and each unit is stored alone.
 pub(crate) fn small_moves(
     g: &Geometry,
     t: &Tiling,
     words: u32,
     magics: &[Expr],
     wide: Option<&WideMagics>,
+    order: TileOrder,
 ) -> (Vec<Expr>, Vec<Move>) {
     let v = Expr::var;
     let vec = i64::from(g.vec);
     let base = Expr::named("base", v(Var::Tile) * i64::from(g.small_chunk()));
-    let f = first_of(g);
+    let down = order == TileOrder::Columns && vec > 1 && !g.gathers_words();
+    // Positions between a thread's units.
+    let step = if down { i64::from(g.tile) } else { 1 };
+    let f = first_of(g, down);
     // Element `k` of the vector (with `vec > 1`, `Var::K` runs over them; a word
     // array's `Var::K` runs over its words instead).
-    let lane_k = if vec > 1 { v(Var::K) } else { Expr::Lit(0) };
+    let lane_k = if vec > 1 {
+        v(Var::K) * step
+    } else {
+        Expr::Lit(0)
+    };
     // Word arrays gathered by words: positions count words, `w` to an element;
     // the tile starts `rem` words into element `e0`.
     let w = i64::from(g.elem_words());
@@ -82,7 +95,7 @@ pub(crate) fn small_moves(
         start: Expr::Lit(0),
         total,
     };
-    let mut mv = gather(g, words, f, &run, src_elem, pos);
+    let mut mv = gather(g, words, f, &run, src_elem, pos, step);
     if g.gathers_words() {
         // Whole vectors only where `dst` starts on one (`dst_off` counts its
         // words here); elsewhere every word is stored alone.
@@ -154,7 +167,7 @@ pub(crate) fn strip_moves(
     } else {
         Expr::Lit(0)
     };
-    let f = first_of(g);
+    let f = first_of(g, false);
     let lane_k = if vec > 1 { v(Var::K) } else { Expr::Lit(0) };
     let local = r0 + f.clone() + lane_k.clone() + v(Var::Rows) * vec - ph.clone();
     let dc = Expr::quot(local.clone(), &t.rows_m);
@@ -168,7 +181,7 @@ pub(crate) fn strip_moves(
         start: ph.clone(),
     };
     let dst_elem = start.dst.clone() + q + lane_k - ph;
-    (lets, vec![gather(g, words, f, &run, src_elem, dst_elem)])
+    (lets, vec![gather(g, words, f, &run, src_elem, dst_elem, 1)])
 }
 
 /// Where a thread's units lie among the positions a gathering kernel's tiles
@@ -193,20 +206,35 @@ impl Run {
     }
 }
 
-/// The thread's first position in its tile's chunk.
-fn first_of(g: &Geometry) -> Expr {
+/// The thread's first position in its tile's chunk: its `vec` consecutive
+/// positions along the warp's rows, or (`down`) its lane of the warp's `32 *
+/// vec` positions, its units `tile` (32) apart.
+fn first_of(g: &Geometry, down: bool) -> Expr {
     let v = Expr::var;
+    let (tile, vec, threads) = (i64::from(g.tile), i64::from(g.vec), i64::from(g.threads()));
     Expr::small(
         "f",
-        (v(Var::Ty) * i64::from(g.tile) + v(Var::Tx) + v(Var::J) * i64::from(g.threads()))
-            * i64::from(g.vec),
+        if down {
+            (v(Var::Ty) * tile + v(Var::J) * threads) * vec + v(Var::Tx)
+        } else {
+            (v(Var::Ty) * tile + v(Var::Tx) + v(Var::J) * threads) * vec
+        },
     )
 }
 
 /// The gathering move: `dst_elem` from `src_elem` (`Var::K` over the vector's
-/// elements, or a word array's words), stored as one vector where the whole vector
-/// lies inside the run, else element by element.
-fn gather(g: &Geometry, words: u32, f: Expr, run: &Run, src_elem: Expr, dst_elem: Expr) -> Move {
+/// elements, `step` positions apart, or a word array's words), stored as one
+/// vector where the whole vector lies inside the run (each element alone where
+/// `step > 1`), else element by element where each lies inside it.
+fn gather(
+    g: &Geometry,
+    words: u32,
+    f: Expr,
+    run: &Run,
+    src_elem: Expr,
+    dst_elem: Expr,
+    step: i64,
+) -> Move {
     let vec = i64::from(g.vec);
     let words_i = i64::from(words);
     let place = |mem, e: Expr| Place {
@@ -227,8 +255,9 @@ fn gather(g: &Geometry, words: u32, f: Expr, run: &Run, src_elem: Expr, dst_elem
         transpose: false,
         iters: SMALL_ITERS,
         pack: (vec > 1).then(|| Pack {
-            full: run.inside(run.first.clone(), run.first.clone() + (vec - 1)),
+            full: run.inside(run.first.clone(), run.first.clone() + (vec - 1) * step),
             load: false,
+            whole: step == 1,
         }),
     }
 }

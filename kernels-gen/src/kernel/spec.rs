@@ -149,7 +149,7 @@ pub enum SpecError {
     },
     #[error("wider quotients on a `{form}` kernel: only a `small` kernel divides per element")]
     Quotients { form: Form },
-    #[error("tiles taken down the columns on a `{form}` kernel: only the `tile`, `skew` and `realign` forms have rows and columns of tiles")]
+    #[error("tiles taken down the columns on a `{form}` kernel: only the `tile`, `skew` and `realign` forms have rows and columns of tiles, and a `small` kernel of vectors of single elements a chunk of them")]
     Order { form: Form },
     #[error("layout `{layout}` is not one strategy `{strategy}` resolves to; build the kernel from the spec (`Kernel::build`) instead")]
     Layout { layout: String, strategy: Strategy },

@@ -284,10 +284,15 @@ impl Kernel {
 
     /// This tile kernel taking its tiles in `order` ([`TileOrder`]): the same
     /// tiles, moves and shared accesses, handed to the blocks in another order.
-    /// Only the `tile`, `skew` and `realign` forms have rows and columns of tiles.
+    /// Only the `tile`, `skew` and `realign` forms have rows and columns of tiles;
+    /// a `small` kernel gathering vectors of single elements takes its chunk's
+    /// positions in either order ([`TileOrder`]).
     pub fn with_order(&self, order: TileOrder) -> Result<Kernel, SpecError> {
-        let form = self.spec.geometry.form;
-        if !order.fits(form) {
+        let g = &self.spec.geometry;
+        let form = g.form;
+        // A small kernel's chunk has columns only with vectors of single elements.
+        let flat = form == Form::Small && (g.vec == 1 || g.gathers_words());
+        if !order.fits(form) || (order != TileOrder::Rows && flat) {
             return Err(SpecError::Order { form });
         }
         Ok(Kernel::assemble_outer(
@@ -360,7 +365,14 @@ impl Kernel {
             Form::Tile | Form::Skew => {
                 tile_moves(&geometry, layout, &tiling, words, &batch, &folds, order)
             }
-            Form::Small => small_moves(&geometry, &tiling, words, &gather_magics, wide.as_ref()),
+            Form::Small => small_moves(
+                &geometry,
+                &tiling,
+                words,
+                &gather_magics,
+                wide.as_ref(),
+                order,
+            ),
             Form::Strip => strip_moves(&geometry, &tiling, words, &batch),
             Form::Copy => copy_moves(&geometry, &tiling, words, &batch),
             Form::Planar => planar_moves(&geometry, &tiling, &batch),

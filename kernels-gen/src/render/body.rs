@@ -224,7 +224,8 @@ fn j_loop(
 }
 
 /// A packed move's `j` loop: where `pack.full` holds, its `n` units gathered into
-/// one vector and stored at once (`k = 0` names the vector's first unit);
+/// one vector and stored at once (`k = 0` names the vector's first unit), or
+/// each to its own place (not `pack.whole`);
 /// elsewhere unit by unit where its guard holds. A move that loads whole vectors
 /// (`pack.load`) is staged: every iteration's vector (or units) is loaded into
 /// registers first, then all are stored, so that a thread has all its loads in
@@ -298,6 +299,9 @@ fn loop_packed(w: &mut CWriter, mv: &Move, pragma: &str, n: u32, pack: &Pack) ->
             &|w: &mut CWriter| {
                 writeln!(w, "{VEC_TYPE} v;")?;
                 per_k(w, n, &format!("v.e[k] = {from};"))?;
+                if !pack.whole {
+                    return per_k(w, n, &format!("{to} = v.e[k];"));
+                }
                 writeln!(w, "const unsigned k = 0;")?;
                 writeln!(w, "*reinterpret_cast<{VEC_TYPE}*>(&{to}) = v;")
             },

@@ -40,6 +40,13 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
             v = g.vec,
             u = g.elem_unit().c_type()
         )
+    } else if k.stores_units() {
+        format!(
+            "{v} gathered {u} loads per thread step, {l} positions apart, each stored alone",
+            v = g.vec,
+            u = k.unit.c_type(),
+            l = g.tile
+        )
     } else if g.vec > 1 && g.gathers() {
         format!(
             "{v} gathered {u} loads per thread step, stored as one {b}-byte vector",
@@ -328,6 +335,8 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
             g.vec_bytes(),
             g.vec_bytes()
         )?;
+    } else if k.stores_units() {
+        writeln!(h, "//           any pointer")?;
     } else if g.vec > 1 && g.gathers() {
         writeln!(h, "//           needs dst {}-byte aligned", g.vec_bytes())?;
     } else if g.thins() {
@@ -414,12 +423,19 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
          {loops} over the rest",
         g.tile, g.block_rows,
     )?;
-    if k.order == TileOrder::Columns {
+    if k.order == TileOrder::Columns && g.form == Form::Small {
+        writeln!(
+            h,
+            "// chunk:    taken {}: unit k of lane l is position 32 * k + l of its warp's, so each of the \
+             warp's loads and stores covers 32 consecutive destination positions",
+            k.order.describe(g.form)
+        )?;
+    } else if k.order == TileOrder::Columns {
         writeln!(
             h,
             "// tiles:    taken {}: tile t is tile_r = t % tiles_y, tile_c = t / tiles_y, so consecutive \
              tiles write consecutive pieces of the same destination rows",
-            k.order.describe()
+            k.order.describe(g.form)
         )?;
     }
     Ok(())

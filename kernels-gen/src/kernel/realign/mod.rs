@@ -358,6 +358,7 @@ pub(crate) fn realign_moves(
         pack: Some(Pack {
             full: rows_in(Expr::Lit(0), Expr::Lit(STORE_WORDS * vec - 1)),
             load: false,
+            whole: true,
         }),
     };
     let realign = Realign {

@@ -24,7 +24,7 @@ use crate::select::permute::list::{folding_tall, pick, plan_kernels};
 pub const TALL_MAX_SECTOR_USE: f64 = 0.3;
 
 /// Chunks of the `tall` kernel a box's matrix spans at least where that kernel
-/// runs it ([`rows_box`]; a matrix of fewer leaves most of a block's threads
+/// runs it (a box, `axes::rows_box`; a matrix of fewer leaves most of a block's threads
 /// idle). H200, gather against tall (`--example permute -- --shape ...`,
 /// 2026-11-28): `[27,784,12,3,11] [4,0,1,3,2]` f32, matrices of 36 x 11 (a
 /// tenth of a chunk), 0.41 -> 0.15; `[63,3,10,10,73,6] [5,0,3,1,4,2]` f32,
