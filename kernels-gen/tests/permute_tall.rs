@@ -136,7 +136,8 @@ fn gathered_boxes_run_the_folded_tall_kernel() {
         runs_folded_tall(p, rows, Layouts::Pad(None), &pad);
     }
     // Tiles 23 columns wide stay tiles; matrices of 36 x 11 stay gathers; 1-
-    // and 2-byte boxes keep their plans (their tall kernel packs words).
+    // and 2-byte boxes never run the tall kernel (it packs words): they
+    // gather down the columns of their chunks, or keep their tiles.
     let tiles = |dims: &[u64], perm: &[usize], e: u32| {
         let p = plan(&Permute::new(dims, perm, e)).expect("plans");
         let k = plan_kernels(&p, Layouts::Pad(None)).expect("kernels build");
@@ -150,8 +151,14 @@ fn gathered_boxes_run_the_folded_tall_kernel() {
         tiles(&[27, 784, 12, 3, 11], &[4, 0, 1, 3, 2], 4).0,
         Kind::Gather
     );
-    assert_eq!(tiles(&[5, 139810, 12], &[2, 1, 0], 2).0, Kind::Transpose);
-    assert_ne!(tiles(&[5, 139810, 12], &[2, 1, 0], 2).1, Form::Tall);
+    assert_eq!(
+        tiles(&[5, 139810, 12], &[2, 1, 0], 2),
+        (Kind::Gather, Form::Small)
+    );
+    assert_eq!(
+        tiles(&[5, 83886, 20], &[2, 1, 0], 2),
+        (Kind::Transpose, Form::Tile)
+    );
     assert_eq!(tiles(&[3, 399457, 7], &[2, 1, 0], 1).0, Kind::Gather);
 }
 

@@ -327,6 +327,33 @@ fn boxes_of_short_runs_gather_down_the_columns_of_their_chunks() {
             "{dims:?} {e}-byte"
         );
     }
+    // Boxes that tiles would fill a third to two thirds of, of `b * b *
+    // elem_bytes` up to 320: gathered down the columns in place of the tiles.
+    for (dims, perm, e) in [
+        (&[5u64, 5, 2, 55924, 12][..], &[4usize, 0, 2, 3, 1][..], 1),
+        (&[2, 1525201, 11], &[2, 1, 0], 1),
+        (&[7, 299593, 16], &[2, 1, 0], 1),
+        (&[60, 7, 6, 21, 37, 17], &[3, 0, 5, 2, 4, 1], 1),
+        (&[3, 508400, 11], &[2, 1, 0], 2),
+    ] {
+        assert_eq!(
+            first(dims, perm, e).0,
+            TileOrder::Columns,
+            "{dims:?} {e}-byte"
+        );
+        let tiled = plan_tiles(&Permute::new(dims, perm, e)).expect("plans");
+        assert_eq!(tiled.kind, Kind::Transpose, "{dims:?}");
+    }
+    // Longer `b`: the tiles.
+    for (dims, perm, e) in [
+        (&[6u64, 243148, 23][..], &[2usize, 1, 0][..], 1),
+        (&[2, 883011, 19], &[2, 1, 0], 1),
+        (&[882, 2, 2, 9, 48, 22], &[5, 2, 1, 0, 4, 3], 1),
+        (&[3, 430185, 13], &[2, 1, 0], 2),
+    ] {
+        let p = plan(&Permute::new(dims, perm, e)).expect("plans");
+        assert_eq!(p.kind, Kind::Transpose, "{dims:?} {e}-byte");
+    }
     // Items 2 bytes apart (a lane's vector shares its sector with the next
     // lane's), runs of 2 with lanes' vectors 40 bytes apart (each load one
     // source row), long runs one source row apart, items far apart, and 8-byte

@@ -185,7 +185,8 @@ fn split_gathers(shape: &Shape, elem_bytes: u32) -> bool {
 ///   `[2,4,524288] [2,1,0]` f64 0.70 of memcpy as tiles, 0.95 gathered,
 ///   `[54,3,46,2,51,11] [4,2,0,5,1,3]` f32 0.23 and 0.90, `[4,838860,5]
 ///   [2,1,0]` f16 (a fifth of each sector) 0.11 and 0.49; below that the gather
-///   loses too (`[5,5,2,55924,12] [4,0,2,3,1]` u8, a twelfth: 0.18 and 0.14);
+///   loses too (`[5,5,2,55924,12] [4,0,2,3,1]` u8, a twelfth: 0.18 and 0.14;
+///   down the columns it wins, `permute::box_gathers`);
 /// * for 1-byte elements, whose square tiles are slow, tiles filled below
 ///   [`GATHER_PART_FILL`], or any tiles with whole sectors used, where the
 ///   gather uses at least [`GATHER_MIN_SECTOR_USE`] of them:

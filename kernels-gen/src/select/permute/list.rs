@@ -2,10 +2,9 @@
 
 use crate::check::fit::kernel_refusal;
 use crate::check::suit::kernel_unsuited;
-use crate::hw::SECTOR_BYTES;
 use crate::ir::shape::{Fold, Shape};
 use crate::kernel::fold;
-use crate::kernel::geometry::{Form, Geometry, Quotients};
+use crate::kernel::geometry::{Form, Quotients};
 use crate::kernel::order::TileOrder;
 use crate::kernel::spec::{Strategy, TransposeSpec};
 use crate::kernel::Kernel;
@@ -14,6 +13,7 @@ use crate::select::gather::gathers;
 use crate::select::permute::axes::{rows_box, rows_past_tile};
 use crate::select::permute::call::{Kind, Plan};
 use crate::select::permute::error::PermuteError;
+use crate::select::permute::lanes::lanes_gather;
 
 /// The vector widths a `copy` kernel of `elem_bytes` tries, widest first.
 pub fn copy_vecs(elem_bytes: u32) -> Vec<u32> {
@@ -122,45 +122,6 @@ pub fn plan_kernels(plan: &Plan, strategy: Strategy) -> Result<Vec<Kernel>, Perm
                 .collect())
         }
     }
-}
-
-/// Whether a gather of `shape` runs its `small` kernel (of geometry `g`) with
-/// each warp's chunk taken down its columns ([`TileOrder`]). Such gathers are
-/// boxes `[a, j, b] -> [b, j, a]`: destination runs of `a = rows` elements
-/// (source rows `src_ld` apart) shorter than a thread's vector, and items `j`
-/// that share source sectors (`b = src_batch_stride` elements, under 32 bytes).
-/// Along the rows, consecutive lanes' vectors start `d = vec / a` items apart
-/// in the source, `d * b` elements: from 32 bytes on, a vector's load touches
-/// a sector per lane, where down the columns a load of 32 consecutive
-/// positions covers `32 / a` neighbouring items of each source row, a sector
-/// or two per row. Where `a` divides `vec`, each of a vector's loads reads one
-/// source row only and runs as fast up to `d` of 64 bytes; there the columns
-/// take over from 64 bytes.
-///
-/// Measured on an H200 (`--example permute -- --shape ...`, this kernel list
-/// against one that gathers along the rows only, two runs each in one call,
-/// 2026-11-28): the 20 boxes `[a, J, b] [2,1,0]` of 1- and 2-byte elements,
-/// `a` of 2 to 5, that pass this test ran at x1.01 to x1.89 (geometric mean
-/// x1.49; `[3,798915,7]` u16 0.35 -> 0.54, `[2,2097152,8]` u8 0.25 -> 0.42),
-/// and 14 drawn boxes with a batch axis outside (`[c,a,J,b] [0,3,2,1]`) at
-/// x0.98 to x1.95 (x1.36). Taken down the columns, the 15 that fail it ran at
-/// x0.84 to x1.13 (x0.98; `[2,3355443,5]` u8 0.52 -> 0.44), and 5 gathers of a
-/// random draw that fail it only on `d` at x0.86 to x0.98. Over 51 other
-/// gathers of a random draw the columns ran at a geometric mean of x0.90
-/// (CuPy, the emitted kernels), as low as x0.66 (`[28,40,29959] [0,2,1]` u8,
-/// 40-element runs one source row each).
-pub fn lanes_gather(shape: &Shape, g: &Geometry) -> bool {
-    let (e, vec, a) = (u64::from(g.elem_bytes), u64::from(g.vec), shape.rows);
-    let item = shape.src_batch_stride.saturating_mul(e);
-    // Bytes between consecutive lanes' first elements along the rows, times `a`.
-    let apart = item.saturating_mul(vec);
-    let sectors = if vec.is_multiple_of(a.max(1)) { 2 } else { 1 };
-    g.vec > 1
-        && !g.gathers_words()
-        && shape.batch > 1
-        && a < vec
-        && item < SECTOR_BYTES
-        && apart >= sectors * SECTOR_BYTES * a
 }
 
 /// `k`, then its twin with each of `levels` of wider quotients that it takes

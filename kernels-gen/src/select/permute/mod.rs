@@ -34,7 +34,9 @@
 //!    rows folded past a tile ([`TALL_MAX_SECTOR_USE`]); a **box** (`[a, j, b]
 //!    -> [b, j, a]` with `a` and `b` short) folds `j` into its rows for it, each
 //!    chunk then reading runs of whole source rows of every `a`
-//!    ([`BOX_MIN_CHUNKS`]).
+//!    ([`BOX_MIN_CHUNKS`]). A box of 1- or 2-byte elements whose gather takes
+//!    its chunks down their columns ([`lanes_gather`]) gathers where `b` is
+//!    short enough ([`box_gathers`]).
 //!
 //! The batch axes go innermost first by destination stride, so consecutive batch
 //! items write nearby.
@@ -54,6 +56,7 @@
 mod axes;
 mod call;
 mod error;
+mod lanes;
 mod list;
 mod tall;
 
@@ -61,6 +64,7 @@ pub use axes::{check_perm, COPY_ITEM_BYTES, FOLD_BELOW};
 use axes::{merge, overlaps, shape_of, strides};
 pub use call::{Kind, Permute, Plan};
 pub use error::{PermuteError, MAX_RANK};
+pub use lanes::{box_gathers, lanes_gather, LANES_BOX_MAX};
 pub use list::{copy_vecs, pick, plan_kernels};
 pub use tall::{BOX_MIN_CHUNKS, TALL_MAX_SECTOR_USE};
 
@@ -90,7 +94,9 @@ pub fn plan_unwidened(p: &Permute) -> Result<Plan, PermuteError> {
 /// `tiled` (a transpose or copy), or the gather that runs it faster.
 fn gathered(tiled: Plan) -> Result<Plan, PermuteError> {
     let gather = match tiled.kind {
-        Kind::Transpose => gathers(&tiled.axes, &tiled.shape, tiled.elem_bytes),
+        Kind::Transpose => {
+            gathers(&tiled.axes, &tiled.shape, tiled.elem_bytes) || box_gathers(&tiled)
+        }
         Kind::Copy => {
             let widest = copy_vecs(tiled.elem_bytes)[0];
             widest * tiled.elem_bytes == 16

@@ -1,0 +1,86 @@
+//! Gathers whose `small` kernel takes each warp's chunk down its columns
+//! (`TileOrder::Columns`): which gathers do, and which transposes run as one.
+
+use crate::hw::SECTOR_BYTES;
+use crate::ir::shape::Shape;
+use crate::kernel::geometry::Geometry;
+use crate::kernel::spec::TransposeSpec;
+use crate::select::gather::gather_shape;
+use crate::select::permute::call::Plan;
+
+/// Whether a gather of `shape` runs its `small` kernel (of geometry `g`) with
+/// each warp's chunk taken down its columns (`TileOrder::Columns`). Such gathers are
+/// boxes `[a, j, b] -> [b, j, a]`: destination runs of `a = rows` elements
+/// (source rows `src_ld` apart) shorter than a thread's vector, and items `j`
+/// that share source sectors (`b = src_batch_stride` elements, under 32 bytes).
+/// Along the rows, consecutive lanes' vectors start `d = vec / a` items apart
+/// in the source, `d * b` elements: from 32 bytes on, a vector's load touches
+/// a sector per lane, where down the columns a load of 32 consecutive
+/// positions covers `32 / a` neighbouring items of each source row, a sector
+/// or two per row. Where `a` divides `vec`, each of a vector's loads reads one
+/// source row only and runs as fast up to `d` of 64 bytes; there the columns
+/// take over from 64 bytes.
+///
+/// Measured on an H200 (`--example permute -- --shape ...`, this kernel list
+/// against one that gathers along the rows only, two runs each in one call,
+/// 2026-11-28): the 20 boxes `[a, J, b] [2,1,0]` of 1- and 2-byte elements,
+/// `a` of 2 to 5, that pass this test ran at x1.01 to x1.89 (geometric mean
+/// x1.49; `[3,798915,7]` u16 0.35 -> 0.54, `[2,2097152,8]` u8 0.25 -> 0.42),
+/// and 14 drawn boxes with a batch axis outside (`[c,a,J,b] [0,3,2,1]`) at
+/// x0.98 to x1.95 (x1.36). Taken down the columns, the 15 that fail it ran at
+/// x0.84 to x1.13 (x0.98; `[2,3355443,5]` u8 0.52 -> 0.44), and 5 gathers of a
+/// random draw that fail it only on `d` at x0.86 to x0.98. Over 51 other
+/// gathers of a random draw the columns ran at a geometric mean of x0.90
+/// (CuPy, the emitted kernels), as low as x0.66 (`[28,40,29959] [0,2,1]` u8,
+/// 40-element runs one source row each).
+pub fn lanes_gather(shape: &Shape, g: &Geometry) -> bool {
+    let (e, vec, a) = (u64::from(g.elem_bytes), u64::from(g.vec), shape.rows);
+    let item = shape.src_batch_stride.saturating_mul(e);
+    // Bytes between consecutive lanes' first elements along the rows, times `a`.
+    let apart = item.saturating_mul(vec);
+    let sectors = if vec.is_multiple_of(a.max(1)) { 2 } else { 1 };
+    g.vec > 1
+        && !g.gathers_words()
+        && shape.batch > 1
+        && a < vec
+        && item < SECTOR_BYTES
+        && apart >= sectors * SECTOR_BYTES * a
+}
+
+/// The most `b * b * elem_bytes` of a box that runs as its gather down the
+/// columns ([`box_gathers`]).
+pub const LANES_BOX_MAX: u64 = 320;
+
+/// Whether the transpose `tiled` of 1- or 2-byte elements runs faster as its
+/// gather down the columns: where that gather passes [`lanes_gather`] (a box
+/// `[a, j, b] -> [b, j, a]`) and `b * b * elem_bytes` is at most
+/// [`LANES_BOX_MAX`]. The gather reads each source sector once for each of
+/// the `b` destination rows it feeds: it ran at about `5 / b` of memcpy
+/// whatever the element size. The folded tiles it replaces fill `b` of their
+/// short side and ran at about `0.015 * b` (1-byte) and `0.031 * b` (2-byte):
+/// they cross where `b * b * elem_bytes` is about 330. H200, boxes `[a, J, b]
+/// [2,1,0]` of 32 MB, `a` of 2 to 15, tiles against the gather in one call
+/// (`--example permute -- --shape ...`, 2026-11-28):
+///
+/// | `b` (u8) | 11 | 13 | 16 | 19 | 23 | 31 |
+/// |---|---|---|---|---|---|---|
+/// | tiles | 0.18 | 0.21 | 0.23 to 0.25 | 0.28 | 0.32 | 0.40 |
+/// | gather | 0.33 to 0.41 | 0.29 to 0.37 | 0.24 to 0.31 | 0.22 to 0.28 | 0.18 to 0.24 | 0.14 to 0.19 |
+///
+/// and u16 `b = 11` 0.34 against 0.40 to 0.43, `b = 13` 0.40 against 0.36 to
+/// 0.39. Random permutes of the class: `[5,5,2,55924,12] [4,0,2,3,1]` u8
+/// 0.19 -> 0.33 (torch 0.26), `[60,7,6,21,37,17] [3,0,5,2,4,1]` u8 (`b` of
+/// 17) 0.22 -> 0.34, while `[882,2,2,9,48,22] [5,2,1,0,4,3]` u8 (`b` of 22)
+/// keeps its tiles (0.28 against 0.19 gathered). 4-byte boxes run the folded
+/// tall kernel instead (`tall_plan`).
+pub fn box_gathers(tiled: &Plan) -> bool {
+    let e = tiled.elem_bytes;
+    e <= 2
+        && TransposeSpec::small(e).is_ok_and(|small| {
+            gather_shape(&tiled.axes).is_some_and(|g| {
+                let b = g.src_batch_stride;
+                lanes_gather(&g, &small.geometry)
+                    && b.saturating_mul(b).saturating_mul(u64::from(e)) <= LANES_BOX_MAX
+            })
+        })
+}
