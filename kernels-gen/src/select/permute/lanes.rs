@@ -9,10 +9,11 @@ use crate::select::gather::gather_shape;
 use crate::select::permute::call::Plan;
 
 /// Whether a gather of `shape` runs its `small` kernel (of geometry `g`) with
-/// each warp's chunk taken down its columns (`TileOrder::Columns`). Such gathers are
-/// boxes `[a, j, b] -> [b, j, a]`: destination runs of `a = rows` elements
-/// (source rows `src_ld` apart) shorter than a thread's vector, and items `j`
-/// that share source sectors (`b = src_batch_stride` elements, under 32 bytes).
+/// each warp's chunk taken down its columns (`TileOrder::Columns`). Such
+/// gathers are boxes `[a, j, b] -> [b, j, a]`: destination runs of `a = rows`
+/// elements (source rows `src_ld` apart) shorter than a thread's vector, and
+/// items `j` that share source sectors (`b = src_batch_stride` elements, under
+/// 32 bytes).
 /// Along the rows, consecutive lanes' vectors start `d = vec / a` items apart
 /// in the source, `d * b` elements: from 32 bytes on, a vector's load touches
 /// a sector per lane, where down the columns a load of 32 consecutive
