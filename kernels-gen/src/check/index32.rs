@@ -72,7 +72,7 @@ fn checks(g: &Geometry, outer: u8, fold: [u8; 2]) -> Checks {
     // (the same tile count, loop condition and loops).
     let twins: Vec<Kernel> = TileOrder::ALL
         .into_iter()
-        .filter(|o| o.fits(g.form))
+        .filter(|o| o.takes(g))
         .map(|o| Kernel::assemble_outer(spec, Layout::Pad(0), outer, fold, Quotients::Narrow, o))
         .collect();
     let k = &twins[0];

@@ -56,7 +56,7 @@ pub use variant::Variant;
 
 use crate::ir::expr::Expr;
 use crate::ir::guard::Less;
-use crate::kernel::geometry::{Form, Quotients, Unit};
+use crate::kernel::geometry::{Quotients, Unit};
 use crate::kernel::layout::Layout;
 use crate::kernel::moves::Move;
 use crate::kernel::order::TileOrder;
@@ -132,11 +132,13 @@ impl Kernel {
         self.order
     }
 
-    /// Whether it gathers a vector's units but stores each alone: a `small`
-    /// kernel whose chunk is taken down its columns ([`TileOrder`]).
+    /// Whether it gathers a vector's units but stores each alone (a `small`
+    /// kernel whose chunk is taken down its columns, [`TileOrder`]): a move
+    /// packs its units without storing them as one vector.
     pub fn stores_units(&self) -> bool {
-        let g = &self.spec.geometry;
-        g.form == Form::Small && self.order == TileOrder::Columns && g.vec > 1 && !g.gathers_words()
+        self.moves
+            .iter()
+            .any(|m| m.pack.as_ref().is_some_and(|p| !p.whole))
     }
 
     /// Whether it stores on any `dst` pointer: what [`crate::kernel::geometry::Geometry::aligns_dst`]

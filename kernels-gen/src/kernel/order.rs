@@ -29,7 +29,7 @@
 //! # Ok::<(), bankfree_gen::SpecError>(())
 //! ```
 
-use crate::kernel::geometry::Form;
+use crate::kernel::geometry::{Form, Geometry};
 use std::fmt;
 use std::str::FromStr;
 
@@ -56,6 +56,17 @@ impl TileOrder {
     pub fn fits(self, form: Form) -> bool {
         self == TileOrder::Rows
             || matches!(form, Form::Tile | Form::Skew | Form::Realign | Form::Small)
+    }
+
+    /// Whether a kernel of geometry `g` takes its tiles in this order: as
+    /// [`TileOrder::fits`] its form, but a `small` kernel's chunk has columns
+    /// only with vectors of single elements (not single elements, not word
+    /// arrays' words).
+    pub fn takes(self, g: &Geometry) -> bool {
+        self.fits(g.form)
+            && (self == TileOrder::Rows
+                || g.form != Form::Small
+                || (g.vec > 1 && !g.gathers_words()))
     }
 
     /// Appended to the entry point's name.

@@ -40,7 +40,7 @@ pub(crate) fn small_moves(
     let v = Expr::var;
     let vec = i64::from(g.vec);
     let base = Expr::named("base", v(Var::Tile) * i64::from(g.small_chunk()));
-    let down = order == TileOrder::Columns && vec > 1 && !g.gathers_words();
+    let down = order == TileOrder::Columns && order.takes(g);
     // Positions between a thread's units.
     let step = if down { i64::from(g.tile) } else { 1 };
     let f = first_of(g, down);

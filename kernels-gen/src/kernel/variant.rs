@@ -289,11 +289,8 @@ impl Kernel {
     /// positions in either order ([`TileOrder`]).
     pub fn with_order(&self, order: TileOrder) -> Result<Kernel, SpecError> {
         let g = &self.spec.geometry;
-        let form = g.form;
-        // A small kernel's chunk has columns only with vectors of single elements.
-        let flat = form == Form::Small && (g.vec == 1 || g.gathers_words());
-        if !order.fits(form) || (order != TileOrder::Rows && flat) {
-            return Err(SpecError::Order { form });
+        if !order.takes(g) {
+            return Err(SpecError::Order { form: g.form });
         }
         Ok(Kernel::assemble_outer(
             self.spec,

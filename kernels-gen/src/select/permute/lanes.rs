@@ -4,6 +4,7 @@
 use crate::hw::SECTOR_BYTES;
 use crate::ir::shape::Shape;
 use crate::kernel::geometry::Geometry;
+use crate::kernel::order::TileOrder;
 use crate::kernel::spec::TransposeSpec;
 use crate::select::gather::gather_shape;
 use crate::select::permute::call::Plan;
@@ -40,8 +41,7 @@ pub fn lanes_gather(shape: &Shape, g: &Geometry) -> bool {
     // Bytes between consecutive lanes' first elements along the rows, times `a`.
     let apart = item.saturating_mul(vec);
     let sectors = if vec.is_multiple_of(a.max(1)) { 2 } else { 1 };
-    g.vec > 1
-        && !g.gathers_words()
+    TileOrder::Columns.takes(g)
         && shape.batch > 1
         && a < vec
         && item < SECTOR_BYTES
