@@ -217,7 +217,7 @@ fn why_unfit(
     }
     // Strip and packed tall kernels align their stores with `dst` themselves; a
     // small kernel taking its chunk down the columns stores no vectors.
-    if g.vec > 1 && !kernel.aligns_dst() && !dst.is_multiple_of(bytes) {
+    if g.vec > 1 && !dst.is_multiple_of(bytes) && !kernel.aligns_dst() {
         return Some(Unfit::Pointer { what: "dst", bytes });
     }
     None
