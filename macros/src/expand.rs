@@ -111,6 +111,7 @@ fn variant_tokens(k: &Kernel) -> TokenStream {
         Form::Realign => "Realign",
         Form::Thin => "Thin",
         Form::Squat => "Squat",
+        Form::Wordvec => "Wordvec",
     });
     let strategy = match k.spec().strategy {
         Strategy::Naive => quote!(Naive),

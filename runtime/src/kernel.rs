@@ -217,10 +217,11 @@ impl KernelSource {
         &self.digest
     }
 
-    /// This kernel as GPUs of `class` run it: a tile or skew kernel built with
-    /// the default rules becomes its twin where the measured rules for `class`
-    /// differ ([`bankfree_gen::select::device::twin`]: tiles taken down the
-    /// columns, a narrower skew tile); any other kernel, one built in the other
+    /// This kernel as GPUs of `class` run it: a tile, skew or wordvec kernel
+    /// built with the default rules becomes its twin where the measured rules
+    /// for `class` differ ([`bankfree_gen::select::device::twin`]: tiles taken
+    /// down the columns, a narrower skew tile, the skew tile in place of a
+    /// 12-byte wordvec kernel); any other kernel, one built in the other
     /// order, and one vouched for by [`KernelSource::from_parts`], runs as it is.
     pub fn for_class(&self, class: GpuClass) -> &KernelSource {
         self.for_gpu(|| class)
@@ -234,7 +235,7 @@ impl KernelSource {
         };
         if self.index64
             || k.order() != TileOrder::Rows
-            || !matches!(self.geometry.form, Form::Tile | Form::Skew)
+            || !matches!(self.geometry.form, Form::Tile | Form::Skew | Form::Wordvec)
         {
             return self;
         }

@@ -242,7 +242,7 @@ fn envs(kernel: &Kernel) -> Vec<Env> {
     let square = 64 * u64::from(g.tile * g.vec);
     let long = 64 * u64::from(g.chunk_elems());
     match g.form {
-        Form::Tile => vec![dense(square, square, 0, 0)],
+        Form::Tile | Form::Wordvec => vec![dense(square, square, 0, 0)],
         // A realign kernel rotates each column's words by its destination
         // row's phase in the sector: every residue of `dst_ld`, and of
         // `dst_off` beside it, gives the tile's columns every mix of phases.

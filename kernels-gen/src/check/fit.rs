@@ -93,6 +93,17 @@ pub fn kernel_refusal(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opti
     if g.realigns() {
         return None; // any shape, pitch, stride and pointer
     }
+    if g.wordvecs() {
+        // Any rows and columns: every row's run of words starts on 16 bytes.
+        return vec_refusal(
+            g.vec,
+            &Shape {
+                rows: 0,
+                cols: 0,
+                ..*shape
+            },
+        );
+    }
     if g.thins() {
         return thin_refusal(g, shape);
     }
@@ -152,7 +163,8 @@ pub fn kernel_refusal(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opti
         | Form::Planar
         | Form::Realign
         | Form::Thin
-        | Form::Squat => None,
+        | Form::Squat
+        | Form::Wordvec => None,
         // A folded tall kernel finds each row's source offset by the split of its
         // rows (a box's rows step between runs), so only its width matters.
         Form::Tall if shape.fold.rows.n > 0 => {

@@ -59,6 +59,13 @@
 //!   transposes them in registers into whole destination words, and a block
 //!   stages its run of them to store it as 16-byte vectors
 //!   ([`crate::kernel::squat`]).
+//! * [`Form::Wordvec`]: elements of an odd number of 32-bit words (12, 20,
+//!   ... 60 bytes) whose rows start on 16 bytes: a tile of 32 x 32 elements
+//!   moves as 16-byte vectors of words on both sides, whatever the element
+//!   boundaries. A warp step covers 4 rows (4 destination rows) of 8 lanes, each
+//!   lane one vector; the shared tile keeps each row's words in order, padded by
+//!   an element, so each word of a vector is its own conflict-free access
+//!   ([`crate::kernel::wordvec`]).
 //! * [`Form::Copy`]: no transpose: a permute's strided copy of blocks that are
 //!   contiguous on both sides (a shape whose `copy` is set: destination element
 //!   `(b, r, c)` at `b * dst_batch_stride + r * dst_ld + c`). A block moves a
@@ -84,10 +91,11 @@ pub enum Form {
     Realign,
     Thin,
     Squat,
+    Wordvec,
 }
 
 /// Every form.
-pub const FORMS: [Form; 11] = [
+pub const FORMS: [Form; 12] = [
     Form::Tile,
     Form::Skew,
     Form::Tall,
@@ -99,6 +107,7 @@ pub const FORMS: [Form; 11] = [
     Form::Realign,
     Form::Thin,
     Form::Squat,
+    Form::Wordvec,
 ];
 
 impl fmt::Display for Form {
@@ -115,6 +124,7 @@ impl fmt::Display for Form {
             Form::Realign => "realign",
             Form::Thin => "thin",
             Form::Squat => "squat",
+            Form::Wordvec => "wordvec",
         })
     }
 }

@@ -23,7 +23,7 @@ use crate::kernel::layout::Layout;
 pub use crate::kernel::limits::{
     allowed_block_rows, allowed_vecs, default_block_rows, small_vec, CHUNK_BYTES, COPY_ITERS,
     COPY_MAX_COLS, MAX_NARROW, MAX_THREADS, PLANAR_MAX_COLS, REALIGN_BLOCK_ROWS, REALIGN_PITCH,
-    SMALL_ITERS, SMALL_VEC_BYTES, TILES, VECS,
+    SMALL_ITERS, SMALL_VEC_BYTES, TILES, VECS, WORDVEC_VEC,
 };
 pub use crate::kernel::quotients::{
     Quotients, SMALL_EXACT_MAX_ELEMS, SMALL_ITEMS_MAX_BATCH, SMALL_MAX_ELEMS, SMALL_WIDE_MAX_ELEMS,
@@ -123,6 +123,12 @@ impl Geometry {
     /// Whether the kernel is a `realign` one ([`Form::Realign`]).
     pub fn realigns(&self) -> bool {
         self.form == Form::Realign
+    }
+
+    /// Whether the kernel is a `wordvec` one ([`Form::Wordvec`]): rows of
+    /// elements of an odd number of words moved as 16-byte vectors of words.
+    pub fn wordvecs(&self) -> bool {
+        self.form == Form::Wordvec
     }
 
     /// Whether the kernel is a `thin` one ([`Form::Thin`]).
@@ -248,7 +254,7 @@ impl Geometry {
     /// Bytes per vector access (`vec * elem_bytes`, or `vec` words for a `small`
     /// kernel of word arrays; the element size when `vec` is 1).
     pub fn vec_bytes(&self) -> u32 {
-        if self.gathers_words() {
+        if self.gathers_words() || self.wordvecs() {
             self.vec * 4
         } else {
             self.vec * self.elem_bytes
@@ -273,6 +279,9 @@ impl Geometry {
         }
         if self.has_widths() {
             return (Unit::U32, 1);
+        }
+        if self.wordvecs() {
+            return (Unit::U32, self.vec);
         }
         if matches!(self.form, Form::Copy | Form::Planar) && self.vec > 1 {
             return unit_of(self.vec_bytes())
@@ -372,7 +381,7 @@ impl Geometry {
     /// Bytes of one shared-memory access (an element, a word of a word array or a
     /// vector).
     pub fn unit_bytes(&self) -> u32 {
-        if self.realigns() || self.has_widths() {
+        if self.realigns() || self.has_widths() || self.wordvecs() {
             return 4;
         }
         if self.gathers() || self.packs() {
@@ -407,10 +416,13 @@ impl Geometry {
     }
 
     /// Units of one row of the shared tile with `layout` (tile forms): a
-    /// `realign` kernel's column of blocks in a row of [`REALIGN_PITCH`] words.
+    /// `realign` kernel's column of blocks in a row of [`REALIGN_PITCH`] words,
+    /// a `wordvec` kernel's row of `tile` elements' words and its padding words.
     pub fn shared_row_units(&self, layout: Layout) -> u32 {
         if self.realigns() {
             REALIGN_PITCH
+        } else if self.wordvecs() {
+            layout.row_stride(self.tile * self.elem_words())
         } else {
             layout.row_stride(self.tile)
         }

@@ -63,6 +63,7 @@ pub fn grid(strategies: &[Strategy]) -> Vec<TransposeSpec> {
         (Form::Realign, &[32]),
         (Form::Thin, &[32]),
         (Form::Squat, &[32]),
+        (Form::Wordvec, &[32]),
     ] {
         for &tile in tiles {
             for elem_bytes in all_elem_bytes() {

@@ -11,6 +11,9 @@
 
 use crate::kernel::form::Form;
 
+/// 32-bit words of a `wordvec` kernel's vector: one 16-byte access.
+pub const WORDVEC_VEC: u32 = 4;
+
 /// The widest source a `planar` kernel takes: its thread holds `2 * cols`
 /// 16-byte vectors in registers.
 pub const PLANAR_MAX_COLS: u64 = 8;

@@ -51,6 +51,7 @@ pub(crate) mod tiling;
 pub mod unit;
 mod valid;
 mod variant;
+pub(crate) mod wordvec;
 
 pub use variant::Variant;
 
@@ -58,7 +59,7 @@ use crate::ir::expr::Expr;
 use crate::ir::guard::Less;
 use crate::kernel::geometry::{Quotients, Unit};
 use crate::kernel::layout::Layout;
-use crate::kernel::moves::Move;
+use crate::kernel::moves::{Mem, Move};
 use crate::kernel::order::TileOrder;
 use crate::kernel::realign::Realign;
 use crate::kernel::spec::{SpecError, TransposeSpec};
@@ -132,13 +133,14 @@ impl Kernel {
         self.order
     }
 
-    /// Whether it gathers a vector's units but stores each alone (a `small`
-    /// kernel whose chunk is taken down its columns, [`TileOrder`]): a move
-    /// packs its units without storing them as one vector.
+    /// Whether it gathers a vector's units but stores each alone to the
+    /// destination (a `small` kernel whose chunk is taken down its columns,
+    /// [`TileOrder`]): a move to `dst` packs its units without storing them as
+    /// one vector.
     pub fn stores_units(&self) -> bool {
         self.moves
             .iter()
-            .any(|m| m.pack.as_ref().is_some_and(|p| !p.whole))
+            .any(|m| m.to.mem == Mem::Dst && m.pack.as_ref().is_some_and(|p| !p.whole))
     }
 
     /// Whether it stores on any `dst` pointer: what [`crate::kernel::geometry::Geometry::aligns_dst`]
@@ -245,7 +247,7 @@ impl Kernel {
         }
         // Word arrays keep a plane per word; a packed chunk holds elements.
         let g = &self.spec.geometry;
-        let planes = if g.packs() || g.realigns() || g.has_widths() {
+        let planes = if g.packs() || g.realigns() || g.has_widths() || g.wordvecs() {
             1
         } else {
             self.words

@@ -22,7 +22,7 @@ impl Kernel {
                 g.vec,
                 g.vec_bytes()
             )
-        } else if g.gathers_words() {
+        } else if g.gathers_words() || g.wordvecs() {
             format!(", {} words per thread step as one 16-byte vector", g.vec)
         } else if self.stores_units() {
             format!(
@@ -72,6 +72,11 @@ impl Kernel {
                 "strip: runs of {} destination elements of matrices of up to {} rows, each matrix's destination one run",
                 g.small_chunk(),
                 MAX_NARROW
+            ),
+            Form::Wordvec => format!(
+                "wordvec tile {0} x {0} (rows read and written as 16-byte vectors of their {1} words)",
+                g.tile,
+                g.tile * g.elem_words()
             ),
             Form::Realign => format!(
                 "realign tile {0} x {0} (rows read as realigned 16-byte vectors, each destination row written as 16-byte vectors from a 32-byte sector boundary)",

@@ -51,11 +51,14 @@ impl TileOrder {
 
     /// Whether kernels of `form` take their tiles in this order: every form takes
     /// [`TileOrder::Rows`] (the others have no rows of tiles), only the square
-    /// tiles (`tile`, `skew`, `realign`) and the `small` kernel's chunk
-    /// [`TileOrder::Columns`].
+    /// tiles (`tile`, `skew`, `realign`, `wordvec`) and the `small` kernel's
+    /// chunk [`TileOrder::Columns`].
     pub fn fits(self, form: Form) -> bool {
         self == TileOrder::Rows
-            || matches!(form, Form::Tile | Form::Skew | Form::Realign | Form::Small)
+            || matches!(
+                form,
+                Form::Tile | Form::Skew | Form::Realign | Form::Wordvec | Form::Small
+            )
     }
 
     /// Whether a kernel of geometry `g` takes its tiles in this order: as

@@ -11,6 +11,7 @@
 
 use crate::kernel::geometry::{
     default_block_rows, small_vec, Form, Geometry, ELEM_SIZES, FORMS, REALIGN_BLOCK_ROWS,
+    WORDVEC_VEC,
 };
 use crate::kernel::layout::MAX_PAD;
 use serde::Serialize;
@@ -79,8 +80,8 @@ impl FromStr for Form {
             .find(|f| f.to_string() == s.trim())
             .ok_or_else(|| SpecError::Form {
                 value: s.into(),
-                why: "expected tile, skew, tall, wide, small, strip, copy, planar, realign, thin \
-                      or squat"
+                why: "expected tile, skew, tall, wide, small, strip, copy, planar, realign, thin, \
+                      squat or wordvec"
                     .into(),
             })
     }
@@ -259,6 +260,23 @@ impl TransposeSpec {
         TransposeSpec::new(32, elem_bytes, Strategy::Xor)?.with_form(Form::Realign)
     }
 
+    /// The `wordvec` kernel for elements of an odd number of 32-bit words (12,
+    /// 20, ... 60 bytes): 32 x 8 threads, 16-byte vectors of words (`vec = 4`),
+    /// its tile of words padded (the pad the analyzer finds conflict-free),
+    /// validated.
+    ///
+    /// ```
+    /// use bankfree_gen::{Kernel, TransposeSpec};
+    /// let k = Kernel::build(TransposeSpec::wordvec(12)?)?;
+    /// assert_eq!(k.entry_name(), "bankfree_transpose_t32_r8_e12_v4_pad3_wordvec");
+    /// assert!(k.verdict().conflict_free);
+    /// assert!(TransposeSpec::wordvec(16).is_err());
+    /// # Ok::<(), bankfree_gen::SpecError>(())
+    /// ```
+    pub fn wordvec(elem_bytes: u32) -> Result<Self, SpecError> {
+        TransposeSpec::new(32, elem_bytes, Strategy::Pad(None))?.with_form(Form::Wordvec)
+    }
+
     /// The `thin` kernel for 1- or 2-byte elements (32 x 8 threads, `vec = 4 /
     /// elem_bytes` elements to a word, its stage unpadded and swizzled per
     /// width: [`crate::kernel::thin::stage_swizzle`]), validated.
@@ -324,6 +342,9 @@ impl TransposeSpec {
                 && g.elem_bytes < 4
             {
                 g.vec = 4 / g.elem_bytes;
+            }
+            if form == Form::Wordvec && g.vec == 1 {
+                g.vec = WORDVEC_VEC;
             }
             if form == Form::Realign && g.block_rows == 8 {
                 g.block_rows = REALIGN_BLOCK_ROWS;

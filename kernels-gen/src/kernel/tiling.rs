@@ -111,6 +111,18 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
                 ..Tiling::new(lets, ntiles.clone(), Less(v(Var::Tile), ntiles))
             }
         }
+        Form::Wordvec => {
+            // Square tiles of `tile` elements (`vec` counts a vector's words).
+            let tiles_x = Expr::named("tiles_x", (v(Var::Cols) + (t - 1)) / t);
+            let tiles_y = (v(Var::Rows) + (t - 1)) / t;
+            let ntiles = Expr::named("ntiles", tiles_x.clone() * tiles_y.clone());
+            let lets = vec![tiles_x.clone(), ntiles.clone()];
+            Tiling {
+                tiles_x,
+                tiles_y: Expr::named("tiles_y", tiles_y),
+                ..Tiling::new(lets, ntiles.clone(), Less(v(Var::Tile), ntiles))
+            }
+        }
         Form::Realign => {
             // Square tiles of `tile * vec` elements; each destination row's windows
             // start on a sector, up to `sector - 1` positions early, so they cover

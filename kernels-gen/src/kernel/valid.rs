@@ -12,6 +12,7 @@
 
 use crate::kernel::geometry::{
     allowed_block_rows, allowed_vecs, small_vec, unit_of, Form, REALIGN_BLOCK_ROWS, TILES, VECS,
+    WORDVEC_VEC,
 };
 use crate::kernel::spec::{check_pad, SpecError, Strategy, TransposeSpec};
 
@@ -29,6 +30,9 @@ impl TransposeSpec {
         }
         if g.form == Form::Realign {
             return self.validate_realign();
+        }
+        if g.wordvecs() {
+            return self.validate_wordvec();
         }
         if g.has_widths() {
             return self.validate_thin();
@@ -207,6 +211,45 @@ impl TransposeSpec {
                  words no padding spreads over the banks; use strategy = swizzle",
             ),
             Strategy::None | Strategy::Xor => Ok(()),
+        }
+    }
+
+    /// A `wordvec` kernel moves elements of an odd number of 32-bit words (3 to
+    /// 15) as 16-byte vectors of words (`vec = 4`), a tile of 32 x 32 elements
+    /// with 32 x 8 threads (a warp step: 4 rows of 8 lanes), through a padded
+    /// tile of words.
+    fn validate_wordvec(&self) -> Result<(), SpecError> {
+        let g = &self.geometry;
+        let words = g.elem_bytes / 4;
+        if g.elem_bytes % 8 != 4 || words < 3 || unit_of(g.elem_bytes).is_none() {
+            return self.refuse(format!(
+                "a wordvec kernel moves elements of an odd number of 32-bit words (12, 20, 28, \
+                 ... 60 bytes), not {}-byte ones; a tile or skew kernel moves the others",
+                g.elem_bytes
+            ));
+        }
+        if g.vec != WORDVEC_VEC {
+            return Err(SpecError::Vec {
+                value: g.vec,
+                elem_bytes: g.elem_bytes,
+                why: format!("a wordvec kernel moves 16-byte vectors of 32-bit words; use vec = {WORDVEC_VEC}"),
+            });
+        }
+        if (g.tile, g.block_rows) != (32, 8) {
+            return self.refuse(format!(
+                "a wordvec kernel runs 32 x 8 threads (tile = 32, block_rows = 8: each warp step \
+                 4 rows of 8 lanes), not {} x {}",
+                g.tile, g.block_rows
+            ));
+        }
+        match self.strategy {
+            Strategy::Pad(n) => n.map_or(Ok(()), check_pad),
+            Strategy::None => Ok(()),
+            Strategy::Naive => self.refuse("it works through shared memory; naive has none"),
+            Strategy::Xor | Strategy::Rotate => self.refuse(
+                "a wordvec kernel's rows are runs of words, each word of a vector its own \
+                 access; padding by a row's words spreads them over the banks; use strategy = pad",
+            ),
         }
     }
 

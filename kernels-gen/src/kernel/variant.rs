@@ -18,6 +18,7 @@ use crate::kernel::squat::{squat_exprs, squat_widths};
 use crate::kernel::thin::{thin_exprs, widths_of};
 use crate::kernel::tile::tile_moves;
 use crate::kernel::tiling::tiling;
+use crate::kernel::wordvec::wordvec_moves;
 use crate::kernel::{batch, fold, Kernel};
 
 /// A spec with its strategy resolved to a layout: everything a kernel is built
@@ -373,6 +374,7 @@ impl Kernel {
             Form::Strip => strip_moves(&geometry, &tiling, words, &batch),
             Form::Copy => copy_moves(&geometry, &tiling, words, &batch),
             Form::Planar => planar_moves(&geometry, &tiling, &batch),
+            Form::Wordvec => wordvec_moves(&geometry, layout, &tiling, &batch, order),
             Form::Realign => {
                 let (lets, moves, r) = realign_moves(&geometry, layout, &tiling, &batch, order);
                 realign = Some(Box::new(r));

@@ -40,8 +40,9 @@ pub(crate) const UNROLL_CAP: u32 = 8;
 /// skew kernels unroll up to 16
 /// (the read of a 32 x 71 tile is 9 rows per thread, all of them in flight).
 pub(crate) fn unroll_cap(k: &Kernel) -> u32 {
-    if k.spec.geometry.gathers() {
-        // Every gathered load of the chunk in flight: 4 steps of one vector.
+    if k.spec.geometry.gathers() || k.spec.geometry.wordvecs() {
+        // Every gathered load of the chunk in flight: 4 steps of one vector;
+        // every vector of a wordvec kernel's line.
         k.moves.iter().map(|m| m.iters).max().unwrap_or(1) * k.words
     } else if matches!(k.spec.geometry.form, Form::Tall | Form::Wide) {
         (32 * k.words / k.spec.geometry.elem_bytes).clamp(1, UNROLL_CAP)
@@ -135,8 +136,9 @@ pub(crate) fn access_type(k: &Kernel) -> &'static str {
     if k.spec.geometry.realigns() || k.spec.geometry.has_widths() {
         return k.spec.geometry.elem_unit().c_type();
     }
-    // A packing kernel moves units and whole vectors through a cast.
-    if k.spec.geometry.vec > 1 && !k.spec.geometry.packs() {
+    // A packing kernel moves units and whole vectors through a cast, and so
+    // does a wordvec kernel.
+    if k.spec.geometry.vec > 1 && !k.spec.geometry.packs() && !k.spec.geometry.wordvecs() {
         VEC_TYPE
     } else {
         k.unit.c_type()
@@ -284,6 +286,9 @@ fn loop_packed(w: &mut CWriter, mv: &Move, pragma: &str, n: u32, pack: &Pack) ->
                     both_ways(
                         w,
                         &|w: &mut CWriter| {
+                            if !pack.whole {
+                                return per_k(w, n, &format!("{to} = stage[jj].e[k];"));
+                            }
                             writeln!(w, "const unsigned k = 0;")?;
                             writeln!(w, "*reinterpret_cast<{VEC_TYPE}*>(&{to}) = stage[jj];")
                         },

@@ -203,9 +203,10 @@ pub fn skew_spec(elem_bytes: u32) -> Result<TransposeSpec, SpecError> {
 /// and 2-byte elements, strip (at most 32 rows, the destination one run), both
 /// gathered without shared memory (`naive` whatever the strategy), and planar (at
 /// most 8 columns, transposed in registers); tall (at most 32 columns), wide (at
-/// most 32 rows), realign (large 1- and 2-byte matrices no vec kernel takes), then skew
-/// (destination rows that do not start on 32-byte sectors; every destination for
-/// 12-byte elements). Tall, wide and skew pad, whatever the strategy: a flat
+/// most 32 rows), realign (large 1- and 2-byte matrices no vec kernel takes),
+/// wordvec (elements of an odd number of words, 12 to 60 bytes, whose rows start
+/// on 16 bytes), then skew (destination rows that do not start on 32-byte
+/// sectors; every destination for 12-byte elements). Tall, wide and skew pad, whatever the strategy: a flat
 /// chunk has no rows to swizzle, and the padded skew tile was measured faster
 /// than the swizzled one; realign swizzles.
 /// Each is listed before the square-tile kernels; the runtime runs one only on the
@@ -266,6 +267,15 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     // many rows as it writes (the 64 x 8 one runs at 0.44 of memcpy on aligned
     // 8192 x 8192 u8, the tile-32 kernel at 0.48; H100, `bench --sweep`).
     let skew = (e > 1).then(|| skew_spec(e));
+    // Wordvec before the skew tile for elements of an odd number of words whose
+    // rows start on 16 bytes: it moves each row as 16-byte vectors where the
+    // skew and square tiles move a word per access (H200, CuPy over the
+    // emitted kernels, one call, 2026-11-28, down the columns of tiles against
+    // the list's kernel before it: 12-byte 8192 x 8192 0.933 of memcpy against
+    // 0.880, 4096 x 8192 0.922 against 0.865, 1024 x 16384 0.890 against 0.803,
+    // 64 x 262144 0.881 against 0.687; 20-byte 4096 x 4096 0.909 against
+    // 0.611; 28-byte 4096 x 4096 0.868 against 0.399).
+    let wordvec = TransposeSpec::wordvec(e).ok();
     [
         TransposeSpec::small(e).ok(),
         squat.and_then(Result::ok),
@@ -275,6 +285,7 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
         narrow(Form::Tall).ok(),
         narrow(Form::Wide).ok(),
         realign.and_then(Result::ok),
+        wordvec,
         skew.and_then(Result::ok),
     ]
     .into_iter()
@@ -344,14 +355,42 @@ mod tests {
             assert_eq!(unsuited(&g, &aligned).is_none(), e == 12, "{e}-byte");
             assert!(unsuited(&g, &Shape::new(8191, 8193)).is_none(), "{e}-byte");
         }
-        // The 12-byte list runs it before the 64-tile on an aligned shape.
+        // The 12-byte list runs the wordvec kernel on rows that start on 16
+        // bytes, and the skew tile before the 64-tile on the others.
         let k = Kernel::build(spec(32, 12, Strategy::Pad(None))).expect("builds");
         let list = auto_kernels(&k);
-        let first = list
-            .iter()
-            .find(|x| unsuited(&x.spec().geometry, &aligned).is_none())
-            .expect("a kernel suits");
-        assert_eq!(first.spec().geometry.form, Form::Skew);
+        let first = |shape: &Shape| {
+            list.iter()
+                .find(|x| unsuited(&x.spec().geometry, shape).is_none())
+                .expect("a kernel suits")
+                .spec()
+                .geometry
+                .form
+        };
+        assert_eq!(first(&aligned), Form::Wordvec);
+        assert_eq!(first(&Shape::new(8190, 8190)), Form::Skew);
+        assert_eq!(first(&Shape::new(8191, 8193)), Form::Skew);
+    }
+
+    #[test]
+    fn odd_word_elements_list_the_wordvec_kernel_before_the_skew_tile() {
+        for e in [12, 20, 28, 36, 44, 52, 60] {
+            let forms: Vec<Form> = shape_specs(&spec(32, e, Strategy::Xor))
+                .iter()
+                .map(|s| s.geometry.form)
+                .collect();
+            let at = forms.iter().position(|f| *f == Form::Wordvec);
+            assert!(at.is_some(), "{e}-byte: {forms:?}");
+            let skew = forms.iter().position(|f| *f == Form::Skew);
+            assert!(skew.is_none_or(|s| Some(s) > at), "{e}-byte: {forms:?}");
+        }
+        for e in [1, 2, 4, 8, 16, 24, 64] {
+            let specs = shape_specs(&spec(32, e, Strategy::Pad(None)));
+            assert!(
+                specs.iter().all(|s| s.geometry.form != Form::Wordvec),
+                "{e}-byte"
+            );
+        }
     }
 
     #[test]

@@ -124,9 +124,16 @@ impl FromStr for GpuClass {
 /// 0.959 / 0.958, f64 0.966 / 0.966, 16-byte 0.974 / 0.967) and losses on other
 /// shapes (4096 x 16384 f32 0.961 / 0.949). So: down the columns of tiles for
 /// those tile kernels on the H200 class, along the rows everywhere else.
+///
+/// A `wordvec` kernel, whose rows move as 16-byte vectors, goes down the
+/// columns on the H200 class too: CuPy over the emitted kernels (H200, one
+/// call, 2026-11-28), rows / columns: 12-byte 8192 x 8192 0.879 / 0.933, 4096 x
+/// 8192 0.865 / 0.922, 16384 x 1024 0.859 / 0.878, 2048 x 2048 0.774 / 0.795;
+/// 20-byte 4096 x 4096 0.862 / 0.909; 28-byte 4096 x 4096 0.845 / 0.868.
 pub fn tile_order(class: GpuClass, g: &Geometry) -> TileOrder {
     let whole_sectors = g.vec > 1 || matches!(g.elem_bytes, 8 | 16);
-    if class == GpuClass::H200 && g.form == Form::Tile && whole_sectors {
+    let tiles = (g.form == Form::Tile && whole_sectors) || g.form == Form::Wordvec;
+    if class == GpuClass::H200 && tiles {
         TileOrder::Columns
     } else {
         TileOrder::Rows
@@ -164,11 +171,14 @@ pub fn skew_twin(class: GpuClass, spec: &TransposeSpec) -> Option<TransposeSpec>
 }
 
 /// The kernel GPUs of `class` run in place of `k`, where the measured rules
-/// differ from the defaults `k` was built with: a `tile` kernel in the default
-/// order goes down the columns where [`tile_order`] says so, and the default
-/// `skew` tile ([`choice::skew_spec`]) takes the width [`skew_tile`] gives. The
-/// twin takes every call `k` takes: a narrower skew tile refuses none that a
-/// wider one takes. `None`: `k` runs as it is.
+/// differ from the defaults `k` was built with: a `tile` or `wordvec` kernel in
+/// the default order goes down the columns where [`tile_order`] says so, the
+/// default `skew` tile ([`choice::skew_spec`]) takes the width [`skew_tile`]
+/// gives, and on the H100 class the 12-byte `wordvec` kernel gives way to the
+/// 12-byte skew tile measured there (8192 x 8192 at 0.94 of memcpy; the
+/// `wordvec` kernel has been measured on the H200 only). The twin takes every
+/// call `k` takes: a narrower skew tile refuses none that a wider one takes,
+/// and a skew tile no shape or pitch. `None`: `k` runs as it is.
 ///
 /// ```
 /// use bankfree_gen::select::{choice, device::{twin, GpuClass}};
@@ -184,8 +194,13 @@ pub fn twin(class: GpuClass, k: &Kernel) -> Option<Kernel> {
         return None;
     }
     match g.form {
-        Form::Tile if tile_order(class, &g) == TileOrder::Columns => {
+        Form::Tile | Form::Wordvec if tile_order(class, &g) == TileOrder::Columns => {
             k.with_order(TileOrder::Columns).ok()
+        }
+        Form::Wordvec if class == GpuClass::H100 && g.elem_bytes == 12 => {
+            let built = Kernel::build(choice::skew_spec(12).ok()?).ok()?;
+            let built = built.with_outer(k.outer()).ok()?;
+            built.verdict().conflict_free.then_some(built)
         }
         Form::Skew => {
             let built = Kernel::build(skew_twin(class, k.spec())?).ok()?;
@@ -378,6 +393,50 @@ mod tests {
                 let refused = |k: &Kernel| kernel_refusal(&k.spec().geometry, k.quotients(), shape);
                 if refused(&k).is_none() {
                     assert_eq!(refused(&t), None, "{shape:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn wordvec_kernels_go_down_the_columns_on_the_h200_and_give_way_to_the_12_byte_skew_tile_on_the_h100(
+    ) {
+        use crate::check::fit::kernel_refusal;
+        use crate::ir::shape::{Axis, Outer, Shape};
+        let mut outer = Shape::batched(2, 100, 40);
+        outer.outer = Outer::new(&[Axis {
+            ext: 3,
+            src: 8000,
+            dst: 8000,
+        }])
+        .expect("one axis");
+        let shapes = [Shape::new(8192, 8192), Shape::new(100, 40), outer];
+        for e in [12, 20, 60] {
+            let k = Kernel::build(TransposeSpec::wordvec(e).expect("valid")).expect("builds");
+            let t = twin(GpuClass::H200, &k).expect("an H200 twin");
+            assert_eq!(t.order(), TileOrder::Columns);
+            assert_eq!(t.spec(), k.spec());
+            assert!(twin(GpuClass::H200, &t).is_none(), "a twin has no twin");
+            match twin(GpuClass::H100, &k) {
+                None => assert_ne!(e, 12, "the 12-byte kernel has an H100 twin"),
+                Some(s) => {
+                    assert_eq!((e, s.spec()), (12, &choice::skew_spec(12).expect("valid")));
+                    // It takes every call the wordvec kernel takes, its outer
+                    // axes included.
+                    let with = k.with_outer(1).expect("outer axes");
+                    let s1 = twin(GpuClass::H100, &with).expect("an H100 twin");
+                    assert_eq!(s1.outer(), 1);
+                    for shape in &shapes {
+                        let (k, s) = if shape.outer.n == 1 {
+                            (&with, &s1)
+                        } else {
+                            (&k, &s)
+                        };
+                        let refused =
+                            |k: &Kernel| kernel_refusal(&k.spec().geometry, k.quotients(), shape);
+                        assert_eq!(refused(k), None, "{shape:?}");
+                        assert_eq!(refused(s), None, "{shape:?}");
+                    }
                 }
             }
         }

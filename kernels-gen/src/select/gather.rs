@@ -237,12 +237,15 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
     let base = TransposeSpec::new(32, elem_bytes, Strategy::Xor);
     let narrow = base.map(|s| shape_specs(&s)).unwrap_or_default();
     let chunk = u64::from(small.geometry.small_chunk_elems());
-    // The first narrow kernel that takes the shape, or a thin one that would
-    // but for its batch's short matrices; a tall kernel takes folded rows only
+    // The first narrow kernel that takes the shape (the square tiles' `skew`
+    // and `wordvec` are not narrow), or a thin one that would but for its
+    // batch's short matrices; a tall kernel takes folded rows only
     // where the planner folds them for it (`permute::tall_plan`), not here.
     let first = narrow.iter().map(|s| s.geometry).find(|g| {
-        g.form != Form::Skew
-            && !(g.form == Form::Tall && shape.fold != Fold::NONE)
+        let square = matches!(g.form, Form::Skew | Form::Wordvec);
+        let folded_tall = g.form == Form::Tall && shape.fold != Fold::NONE;
+        !square
+            && !folded_tall
             && matches!(unsuited(g, shape), None | Some(Refusal::ShortItems { .. }))
     });
     let elems = shape.rows.saturating_mul(shape.cols);

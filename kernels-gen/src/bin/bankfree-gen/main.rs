@@ -120,9 +120,11 @@ struct SpecArgs {
     /// elements, transposed in registers; these four take `--strategy naive`),
     /// realign (1- or 2-byte elements of any shape and pointer, as words), thin
     /// (2 to 40 columns of 1- or 2-byte elements stored as one run, an entry
-    /// point per width; `--strategy pad`) or squat (2 to 32 rows of 1- or
+    /// point per width; `--strategy pad`), squat (2 to 32 rows of 1- or
     /// 2-byte elements into a destination stored as one run, an entry point per
-    /// height; `--strategy pad`).
+    /// height; `--strategy pad`) or wordvec (12-, 20-, ... 60-byte elements
+    /// whose rows start on 16 bytes, rows moved as 16-byte vectors of words;
+    /// `--strategy pad`).
     #[arg(long, default_value = "tile")]
     form: String,
     /// A `thin` kernel's one width (a `squat` kernel's one height): only its
@@ -136,7 +138,7 @@ struct SpecArgs {
     #[arg(long)]
     split: bool,
     /// The order the blocks take the tiles in: rows (along the rows of tiles) or
-    /// columns (down them; `tile`, `skew` and `realign` forms only).
+    /// columns (down them; `tile`, `skew`, `realign` and `wordvec` forms only).
     #[arg(long, default_value = "rows")]
     order: String,
 }
