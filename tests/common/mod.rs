@@ -1,5 +1,5 @@
-//! Element types the GPU suites share: 12- and 16-byte elements made of `u32`
-//! words, with the `DeviceRepr` a user's crate would write for them.
+//! Element types the GPU suites share: 12-, 16-, 20- and 28-byte elements made
+//! of `u32` words, with the `DeviceRepr` a user's crate would write for them.
 #![allow(unsafe_code)] // the `DeviceRepr` and `ValidAsZeroBits` promises below
 #![allow(dead_code)] // each suite uses part of these
 
@@ -22,3 +22,21 @@ pub struct F4(pub [u32; 4]);
 unsafe impl DeviceRepr for F4 {}
 // SAFETY: as above.
 unsafe impl ValidAsZeroBits for F4 {}
+
+/// A 20-byte element: five words.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct F5(pub [u32; 5]);
+// SAFETY: five u32, `repr(C)`, no padding, valid for any bytes (zero included).
+unsafe impl DeviceRepr for F5 {}
+// SAFETY: as above.
+unsafe impl ValidAsZeroBits for F5 {}
+
+/// A 28-byte element: seven words.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct F7(pub [u32; 7]);
+// SAFETY: seven u32, `repr(C)`, no padding, valid for any bytes (zero included).
+unsafe impl DeviceRepr for F7 {}
+// SAFETY: as above.
+unsafe impl ValidAsZeroBits for F7 {}
