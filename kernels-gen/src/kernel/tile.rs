@@ -31,17 +31,7 @@ pub(crate) fn tile_moves(
     let iters = g.iters();
     let in_vecs = |x: Var| if vec > 1 { v(x) / vec } else { v(x) };
     let (rows, cols) = (tiling.rows.clone(), tiling.cols.clone());
-    let (tile_r, tile_c) = match order {
-        TileOrder::Rows => (
-            v(Var::Tile) / tiling.tiles_x.clone(),
-            v(Var::Tile) % tiling.tiles_x.clone(),
-        ),
-        TileOrder::Columns => (
-            v(Var::Tile) % tiling.tiles_y.clone(),
-            v(Var::Tile) / tiling.tiles_y.clone(),
-        ),
-    };
-    let (tile_r, tile_c) = (Expr::named("tile_r", tile_r), Expr::named("tile_c", tile_c));
+    let (tile_r, tile_c) = tiling.tile_at(order);
     // Row inside the tile this thread handles in iteration j.
     let tile_row = v(Var::Ty) + v(Var::J) * i64::from(g.block_rows);
     let col = v(Var::Tx);

@@ -4,6 +4,7 @@
 use crate::ir::expr::{Expr, Var};
 use crate::ir::guard::Less;
 use crate::kernel::geometry::{Form, Geometry};
+use crate::kernel::order::TileOrder;
 
 /// The named values of a kernel over its parameters, and its number of tiles (or
 /// chunks) per matrix: built once, used by the kernel and by the launcher.
@@ -68,6 +69,19 @@ impl Tiling {
             mat_m: zero.clone(),
             rows_m: zero,
         }
+    }
+}
+
+impl Tiling {
+    /// The row and column of tiles (`tile_r`, `tile_c`, named) that the tile
+    /// index names when the blocks take the tiles in `order`.
+    pub(crate) fn tile_at(&self, order: TileOrder) -> (Expr, Expr) {
+        let t = Expr::var(Var::Tile);
+        let (r, c) = match order {
+            TileOrder::Rows => (t.clone() / self.tiles_x.clone(), t % self.tiles_x.clone()),
+            TileOrder::Columns => (t.clone() % self.tiles_y.clone(), t / self.tiles_y.clone()),
+        };
+        (Expr::named("tile_r", r), Expr::named("tile_c", c))
     }
 }
 

@@ -54,17 +54,7 @@ pub(crate) fn wordvec_moves(
     let t = i64::from(g.tile);
     let w = i64::from(g.elem_words());
     let n = i64::from(g.vec);
-    let (tile_r, tile_c) = match order {
-        TileOrder::Rows => (
-            v(Var::Tile) / tiling.tiles_x.clone(),
-            v(Var::Tile) % tiling.tiles_x.clone(),
-        ),
-        TileOrder::Columns => (
-            v(Var::Tile) % tiling.tiles_y.clone(),
-            v(Var::Tile) / tiling.tiles_y.clone(),
-        ),
-    };
-    let (tile_r, tile_c) = (Expr::named("tile_r", tile_r), Expr::named("tile_c", tile_c));
+    let (tile_r, tile_c) = tiling.tile_at(order);
     let tile_lets = vec![tile_r.clone(), tile_c.clone()];
     let line = Expr::small("line", v(Var::Ty) * (32 / LANES) + (v(Var::Tx) / LANES));
     // The thread's vector's first word in its line's run, and word `k` of it.
