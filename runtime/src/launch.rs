@@ -369,3 +369,48 @@ where
     ffi::launch(stream, &loaded.func, cfg, [from, to], scalars, programmatic)
         .map_err(|e| Error::cuda(e, "the kernel launch"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bankfree_gen::{Kernel, TransposeSpec};
+
+    /// A wordvec kernel's vectors need every row's run on 16 bytes: both
+    /// pointers, the pitches and the batch strides, whatever the element size.
+    #[test]
+    fn a_wordvec_kernel_runs_only_rows_that_start_on_16_bytes() {
+        for e in [12u64, 20, 60] {
+            let k =
+                Kernel::build(TransposeSpec::wordvec(e as u32).expect("valid")).expect("builds");
+            let k = KernelSource::from_kernel(&k);
+            let shape = Shape::new(64, 96);
+            assert_eq!(why_unfit(&k, (0, 16 * e), &shape, 1), None);
+            for (at, what) in [((4, 0), "src"), ((16, 8), "dst"), ((e, 0), "src")] {
+                match why_unfit(&k, at, &shape, 1) {
+                    Some(Unfit::Pointer { what: w, bytes: 16 }) => assert_eq!(w, what),
+                    other => panic!("{e}-byte at {at:?}: {other:?}"),
+                }
+            }
+            for bad in [
+                Shape {
+                    src_ld: 97,
+                    ..shape
+                },
+                Shape {
+                    dst_ld: 66,
+                    ..shape
+                },
+                Shape {
+                    batch: 2,
+                    src_batch_stride: 64 * 96 + 2,
+                    ..shape
+                },
+            ] {
+                assert!(
+                    matches!(why_unfit(&k, (0, 0), &bad, 1), Some(Unfit::Shape(_))),
+                    "{e}-byte {bad:?}"
+                );
+            }
+        }
+    }
+}
