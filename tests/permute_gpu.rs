@@ -1,5 +1,5 @@
 //! N-d permutes on the GPU: random permutations of ranks 2 to 8, element sizes {1,
-//! 2, 4, 8, 12, 16, 20, 28}, contiguous, strided (views into larger tensors) and offset
+//! 2, 4, 8, 12, 16, 20, 24, 28}, contiguous, strided (views into larger tensors) and offset
 //! views, each compared bit-exact with a CPU permute over the whole destination
 //! buffer (poisoned first, so bytes outside the permuted elements must stay);
 //! zero extents, which move nothing; a call of more than 2^32 elements; the
@@ -9,7 +9,7 @@ mod common;
 
 use bankfree::cudarc::driver::{CudaContext, CudaStream, DeviceRepr, ValidAsZeroBits};
 use bankfree::{permute_with, PermuteOptions};
-use common::{F3, F4, F5, F7};
+use common::{F3, F4, F5, F6, F7};
 use std::sync::Arc;
 
 struct Rng(u64);
@@ -125,8 +125,9 @@ fn cases() -> Vec<Case> {
         // kernel, its rows folded past a tile.
         (vec![40, 3, 50, 37, 5], vec![1, 4, 2, 0, 3], [0, 1, 3]),
         // Pitches divisible by 4, ragged tiles: the wordvec kernel for
-        // elements of an odd number of words where the pointers start on 16
-        // bytes (offsets 0 and 4), the tiles where they do not (offset 1).
+        // elements of an odd number of words or 8-byte units where the
+        // pointers start on 16 bytes (offsets 0 and 4), the tiles where they
+        // do not (offset 1).
         (vec![200, 96], vec![1, 0], [0, 1, 4]),
         (vec![3, 132, 68], vec![0, 2, 1], [0, 1, 4]),
     ] {
@@ -259,10 +260,13 @@ fn random_permutes_are_bit_exact_for_every_element_size() {
         F5(std::array::from_fn(|i| (x >> (7 * i)) as u32))
     });
     ran += run_all(&stream, |x| {
+        F6(std::array::from_fn(|i| (x >> (6 * i)) as u32))
+    });
+    ran += run_all(&stream, |x| {
         F7(std::array::from_fn(|i| (x >> (5 * i)) as u32))
     });
     println!("{ran} permutes, all bit-exact");
-    assert_eq!(ran, 8 * cases().len());
+    assert_eq!(ran, 9 * cases().len());
 }
 
 mod attribute {

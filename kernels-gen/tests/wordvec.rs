@@ -14,8 +14,9 @@ use bankfree_gen::kernel::order::TileOrder;
 use bankfree_gen::{emit, Form, Kernel, Model, Shape, Strategy, TransposeSpec};
 use common::check_at;
 
-/// Every element size the form takes: an odd number of 32-bit words.
-const SIZES: [u32; 7] = [12, 20, 28, 36, 44, 52, 60];
+/// Every element size the form takes: an odd number of 32-bit words, or of
+/// 8-byte units.
+const SIZES: [u32; 10] = [12, 20, 24, 28, 36, 40, 44, 52, 56, 60];
 
 /// `n` rounded up to a multiple of 4 (a pitch whose rows start on 16 bytes).
 fn up4(n: u64) -> u64 {
@@ -103,7 +104,7 @@ fn wordvec_kernels_cover_every_element_once() {
             check_at(&outer, &s, Offsets::default(), false, None, 7);
         }
     }
-    assert!(ran >= 7 * 2 * 9, "only {ran} runs");
+    assert!(ran >= 10 * 2 * 9, "only {ran} runs");
 }
 
 /// Interior vectors go whole: a 64 x 96 matrix of 12-byte elements is 6 tiles of
@@ -152,8 +153,14 @@ fn wordvec_kernels_refuse_rows_off_16_bytes_and_other_elements() {
         .expect("refused")
         .to_string()
         .contains("src_batch_stride"));
-    // Elements of an even number of words, or of one, take other forms.
-    for e in [4, 8, 16, 24, 64] {
+    // A 24-byte element's rows start on 16 bytes at even pitches.
+    let g24 = TransposeSpec::wordvec(24).expect("valid").geometry;
+    assert_eq!(g24.vec, 2);
+    assert!(refusal(&g24, &pitched(33, 35, 2)).is_none());
+    assert!(refusal(&g24, &Shape::new(33, 35)).is_some());
+    // Elements of an even number of 8-byte units, or of one word, take other
+    // forms.
+    for e in [4, 8, 16, 32, 48, 64] {
         assert!(TransposeSpec::wordvec(e).is_err(), "{e}");
     }
     let swizzled =

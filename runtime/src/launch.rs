@@ -379,7 +379,7 @@ mod tests {
     /// pointers, the pitches and the batch strides, whatever the element size.
     #[test]
     fn a_wordvec_kernel_runs_only_rows_that_start_on_16_bytes() {
-        for e in [12u64, 20, 60] {
+        for e in [12u64, 20, 24, 60] {
             let k =
                 Kernel::build(TransposeSpec::wordvec(e as u32).expect("valid")).expect("builds");
             let k = KernelSource::from_kernel(&k);
@@ -397,12 +397,12 @@ mod tests {
                     ..shape
                 },
                 Shape {
-                    dst_ld: 66,
+                    dst_ld: 67,
                     ..shape
                 },
                 Shape {
                     batch: 2,
-                    src_batch_stride: 64 * 96 + 2,
+                    src_batch_stride: 64 * 96 + 1,
                     ..shape
                 },
             ] {

@@ -1,5 +1,6 @@
-//! Element types the GPU suites share: 12-, 16-, 20- and 28-byte elements made
-//! of `u32` words, with the `DeviceRepr` a user's crate would write for them.
+//! Element types the GPU suites share: 12-, 16-, 20-, 24- and 28-byte elements
+//! made of `u32` words, with the `DeviceRepr` a user's crate would write for
+//! them.
 #![allow(unsafe_code)] // the `DeviceRepr` and `ValidAsZeroBits` promises below
 #![allow(dead_code)] // each suite uses part of these
 
@@ -31,6 +32,15 @@ pub struct F5(pub [u32; 5]);
 unsafe impl DeviceRepr for F5 {}
 // SAFETY: as above.
 unsafe impl ValidAsZeroBits for F5 {}
+
+/// A 24-byte element: six words (three 8-byte units, 4-byte aligned).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct F6(pub [u32; 6]);
+// SAFETY: six u32, `repr(C)`, no padding, valid for any bytes (zero included).
+unsafe impl DeviceRepr for F6 {}
+// SAFETY: as above.
+unsafe impl ValidAsZeroBits for F6 {}
 
 /// A 28-byte element: seven words.
 #[repr(C)]

@@ -60,12 +60,12 @@
 //!   stages its run of them to store it as 16-byte vectors
 //!   ([`crate::kernel::squat`]).
 //! * [`Form::Wordvec`]: elements of an odd number of 32-bit words (12, 20,
-//!   ... 60 bytes) whose rows start on 16 bytes: a tile of 32 x 32 elements
-//!   moves as 16-byte vectors of words on both sides, whatever the element
-//!   boundaries. A warp step covers 4 rows (4 destination rows) of 8 lanes, each
-//!   lane one vector; the shared tile keeps each row's words in order, padded by
-//!   an element, so each word of a vector is its own conflict-free access
-//!   ([`crate::kernel::wordvec`]).
+//!   ... 60 bytes) or 8-byte units (24, 40, 56 bytes) whose rows start on 16
+//!   bytes: a tile of 32 x 32 elements moves as 16-byte vectors of units on both
+//!   sides, whatever the element boundaries. A warp step covers 4 rows (4
+//!   destination rows) of 8 lanes, each lane one vector; the shared tile keeps
+//!   each row's units in order, padded by an element, so each unit of a vector
+//!   is its own conflict-free access ([`crate::kernel::wordvec`]).
 //! * [`Form::Copy`]: no transpose: a permute's strided copy of blocks that are
 //!   contiguous on both sides (a shape whose `copy` is set: destination element
 //!   `(b, r, c)` at `b * dst_batch_stride + r * dst_ld + c`). A block moves a

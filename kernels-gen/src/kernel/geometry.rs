@@ -23,7 +23,7 @@ use crate::kernel::layout::Layout;
 pub use crate::kernel::limits::{
     allowed_block_rows, allowed_vecs, default_block_rows, small_vec, CHUNK_BYTES, COPY_ITERS,
     COPY_MAX_COLS, MAX_NARROW, MAX_THREADS, PLANAR_MAX_COLS, REALIGN_BLOCK_ROWS, REALIGN_PITCH,
-    SMALL_ITERS, SMALL_VEC_BYTES, TILES, VECS, WORDVEC_VEC,
+    SMALL_ITERS, SMALL_VEC_BYTES, TILES, VECS, WORDVEC_BYTES,
 };
 pub use crate::kernel::quotients::{
     Quotients, SMALL_EXACT_MAX_ELEMS, SMALL_ITEMS_MAX_BATCH, SMALL_MAX_ELEMS, SMALL_WIDE_MAX_ELEMS,
@@ -35,7 +35,8 @@ pub use crate::kernel::stage::{
     THIN_STAGE_REACH,
 };
 pub use crate::kernel::unit::{
-    all_elem_bytes, elem_align, elem_bytes_ok, unit_of, Unit, ELEM_SIZES, MAX_ELEM_BYTES,
+    all_elem_bytes, elem_align, elem_bytes_ok, unit_of, wordvec_unit, Unit, ELEM_SIZES,
+    MAX_ELEM_BYTES,
 };
 use serde::Serialize;
 
@@ -129,6 +130,12 @@ impl Geometry {
     /// elements of an odd number of words moved as 16-byte vectors of words.
     pub fn wordvecs(&self) -> bool {
         self.form == Form::Wordvec
+    }
+
+    /// Units of an element a `wordvec` kernel moves ([`wordvec_unit`]; 1 for
+    /// an element size it does not take).
+    pub fn wordvec_units(&self) -> u32 {
+        wordvec_unit(self.elem_bytes).map_or(1, |(_, n)| n)
     }
 
     /// Whether the kernel is a `thin` one ([`Form::Thin`]).
@@ -254,7 +261,10 @@ impl Geometry {
     /// Bytes per vector access (`vec * elem_bytes`, or `vec` words for a `small`
     /// kernel of word arrays; the element size when `vec` is 1).
     pub fn vec_bytes(&self) -> u32 {
-        if self.gathers_words() || self.wordvecs() {
+        if self.wordvecs() {
+            return WORDVEC_BYTES;
+        }
+        if self.gathers_words() {
             self.vec * 4
         } else {
             self.vec * self.elem_bytes
@@ -281,7 +291,8 @@ impl Geometry {
             return (Unit::U32, 1);
         }
         if self.wordvecs() {
-            return (Unit::U32, self.vec);
+            let unit = wordvec_unit(self.elem_bytes).map_or(Unit::U32, |(u, _)| u);
+            return (unit, self.vec);
         }
         if matches!(self.form, Form::Copy | Form::Planar) && self.vec > 1 {
             return unit_of(self.vec_bytes())
@@ -381,8 +392,11 @@ impl Geometry {
     /// Bytes of one shared-memory access (an element, a word of a word array or a
     /// vector).
     pub fn unit_bytes(&self) -> u32 {
-        if self.realigns() || self.has_widths() || self.wordvecs() {
+        if self.realigns() || self.has_widths() {
             return 4;
+        }
+        if self.wordvecs() {
+            return self.unit().0.bytes();
         }
         if self.gathers() || self.packs() {
             return self.elem_unit().bytes();
@@ -422,7 +436,7 @@ impl Geometry {
         if self.realigns() {
             REALIGN_PITCH
         } else if self.wordvecs() {
-            layout.row_stride(self.tile * self.elem_words())
+            layout.row_stride(self.tile * self.wordvec_units())
         } else {
             layout.row_stride(self.tile)
         }

@@ -11,8 +11,9 @@
 
 use crate::kernel::form::Form;
 
-/// 32-bit words of a `wordvec` kernel's vector: one 16-byte access.
-pub const WORDVEC_VEC: u32 = 4;
+/// Bytes of a `wordvec` kernel's vector: one 16-byte access of 4 words or 2
+/// 8-byte units.
+pub const WORDVEC_BYTES: u32 = 16;
 
 /// The widest source a `planar` kernel takes: its thread holds `2 * cols`
 /// 16-byte vectors in registers.

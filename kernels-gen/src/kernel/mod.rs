@@ -51,7 +51,7 @@ pub(crate) mod tiling;
 pub mod unit;
 mod valid;
 mod variant;
-pub(crate) mod wordvec;
+pub mod wordvec;
 
 pub use variant::Variant;
 

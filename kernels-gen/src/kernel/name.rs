@@ -22,7 +22,13 @@ impl Kernel {
                 g.vec,
                 g.vec_bytes()
             )
-        } else if g.gathers_words() || g.wordvecs() {
+        } else if g.wordvecs() {
+            format!(
+                ", {} {}-byte units per thread step as one 16-byte vector",
+                g.vec,
+                self.unit.bytes()
+            )
+        } else if g.gathers_words() {
             format!(", {} words per thread step as one 16-byte vector", g.vec)
         } else if self.stores_units() {
             format!(
@@ -74,9 +80,10 @@ impl Kernel {
                 MAX_NARROW
             ),
             Form::Wordvec => format!(
-                "wordvec tile {0} x {0} (rows read and written as 16-byte vectors of their {1} words)",
+                "wordvec tile {0} x {0} (rows read and written as 16-byte vectors of their {1} {2}-byte units)",
                 g.tile,
-                g.tile * g.elem_words()
+                g.tile * g.wordvec_units(),
+                self.unit.bytes()
             ),
             Form::Realign => format!(
                 "realign tile {0} x {0} (rows read as realigned 16-byte vectors, each destination row written as 16-byte vectors from a 32-byte sector boundary)",

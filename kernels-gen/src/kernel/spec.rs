@@ -10,8 +10,8 @@
 //! ```
 
 use crate::kernel::geometry::{
-    default_block_rows, small_vec, Form, Geometry, ELEM_SIZES, FORMS, REALIGN_BLOCK_ROWS,
-    WORDVEC_VEC,
+    default_block_rows, small_vec, wordvec_unit, Form, Geometry, ELEM_SIZES, FORMS,
+    REALIGN_BLOCK_ROWS, WORDVEC_BYTES,
 };
 use crate::kernel::layout::MAX_PAD;
 use serde::Serialize;
@@ -261,15 +261,16 @@ impl TransposeSpec {
     }
 
     /// The `wordvec` kernel for elements of an odd number of 32-bit words (12,
-    /// 20, ... 60 bytes): 32 x 8 threads, 16-byte vectors of words (`vec = 4`),
-    /// its tile of words padded (the pad the analyzer finds conflict-free),
-    /// validated.
+    /// 20, ... 60 bytes) or 8-byte units (24, 40, 56 bytes): 32 x 8 threads,
+    /// 16-byte vectors of those units (`vec = 4` or 2), its tile of units padded
+    /// (the pad the analyzer finds conflict-free), validated.
     ///
     /// ```
     /// use bankfree_gen::{Kernel, TransposeSpec};
     /// let k = Kernel::build(TransposeSpec::wordvec(12)?)?;
     /// assert_eq!(k.entry_name(), "bankfree_transpose_t32_r8_e12_v4_pad3_wordvec");
     /// assert!(k.verdict().conflict_free);
+    /// assert_eq!(Kernel::build(TransposeSpec::wordvec(24)?)?.entry_name(), "bankfree_transpose_t32_r8_e24_v2_pad3_wordvec");
     /// assert!(TransposeSpec::wordvec(16).is_err());
     /// # Ok::<(), bankfree_gen::SpecError>(())
     /// ```
@@ -344,7 +345,7 @@ impl TransposeSpec {
                 g.vec = 4 / g.elem_bytes;
             }
             if form == Form::Wordvec && g.vec == 1 {
-                g.vec = WORDVEC_VEC;
+                g.vec = wordvec_unit(g.elem_bytes).map_or(1, |(u, _)| WORDVEC_BYTES / u.bytes());
             }
             if form == Form::Realign && g.block_rows == 8 {
                 g.block_rows = REALIGN_BLOCK_ROWS;

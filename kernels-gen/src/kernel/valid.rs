@@ -11,8 +11,8 @@
 //! ```
 
 use crate::kernel::geometry::{
-    allowed_block_rows, allowed_vecs, small_vec, unit_of, Form, REALIGN_BLOCK_ROWS, TILES, VECS,
-    WORDVEC_VEC,
+    allowed_block_rows, allowed_vecs, small_vec, unit_of, wordvec_unit, Form, REALIGN_BLOCK_ROWS,
+    TILES, VECS, WORDVEC_BYTES,
 };
 use crate::kernel::spec::{check_pad, SpecError, Strategy, TransposeSpec};
 
@@ -214,25 +214,29 @@ impl TransposeSpec {
         }
     }
 
-    /// A `wordvec` kernel moves elements of an odd number of 32-bit words (3 to
-    /// 15) as 16-byte vectors of words (`vec = 4`), a tile of 32 x 32 elements
-    /// with 32 x 8 threads (a warp step: 4 rows of 8 lanes), through a padded
-    /// tile of words.
+    /// A `wordvec` kernel moves elements of an odd number (3 or more) of 32-bit
+    /// words, or of 8-byte units ([`wordvec_unit`]), as 16-byte vectors of
+    /// those units (`vec = 16 / unit`), a tile of 32 x 32 elements with 32 x 8
+    /// threads (a warp step: 4 rows of 8 lanes), through a padded tile of units.
     fn validate_wordvec(&self) -> Result<(), SpecError> {
         let g = &self.geometry;
-        let words = g.elem_bytes / 4;
-        if g.elem_bytes % 8 != 4 || words < 3 || unit_of(g.elem_bytes).is_none() {
+        let Some((unit, _)) = wordvec_unit(g.elem_bytes) else {
             return self.refuse(format!(
                 "a wordvec kernel moves elements of an odd number of 32-bit words (12, 20, 28, \
-                 ... 60 bytes), not {}-byte ones; a tile or skew kernel moves the others",
+                 ... 60 bytes) or of 8-byte units (24, 40, 56 bytes), not {}-byte ones; a tile \
+                 or skew kernel moves the others",
                 g.elem_bytes
             ));
-        }
-        if g.vec != WORDVEC_VEC {
+        };
+        let want = WORDVEC_BYTES / unit.bytes();
+        if g.vec != want {
             return Err(SpecError::Vec {
                 value: g.vec,
                 elem_bytes: g.elem_bytes,
-                why: format!("a wordvec kernel moves 16-byte vectors of 32-bit words; use vec = {WORDVEC_VEC}"),
+                why: format!(
+                    "a wordvec kernel moves 16-byte vectors of {}-byte units; use vec = {want}",
+                    unit.bytes()
+                ),
             });
         }
         if (g.tile, g.block_rows) != (32, 8) {

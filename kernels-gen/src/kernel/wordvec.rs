@@ -1,23 +1,28 @@
 //! The moves of the `wordvec` form ([`Form::Wordvec`](crate::Form::Wordvec)),
-//! built once as expressions: elements of an odd number `w` of 32-bit words
-//! (12, 20, ... 60 bytes), a tile of 32 x 32 of them, moved as 16-byte vectors
-//! of words on both sides whatever the element boundaries.
+//! built once as expressions: elements of an odd number `w` of units (32-bit
+//! words for 12, 20, ... 60 bytes, 8-byte units for 24, 40 and 56 bytes:
+//! [`wordvec_unit`](crate::kernel::unit::wordvec_unit)), a tile of 32 x 32 of
+//! them, moved as 16-byte vectors of `vec` units (4 or 2) on both sides
+//! whatever the element boundaries.
 //!
-//! A tile row is a run of `32 * w` words, `8 * w` vectors. Warp `ty`'s lane
-//! `tx` takes line `4 * ty + tx / 8` of the tile (a source row on the way in, a
-//! destination row on the way out) and, in step `j` of `w`, vector `tx % 8 + 8
-//! * j` of that line's run: words `u .. u + 4`, `u = 4 * (tx % 8 + 8 * j)`. The
-//! read loads the vector whole and stores its words to the shared tile, which
-//! keeps each source row's run in order (`row * pitch + word`); the write
-//! gathers word `x = u + k` of destination row `c` from element `x / w` of the
-//! tile's column `c` (word `x % w` of it) and stores the vector whole. With the
-//! pitch `w` words past a multiple of 32 (the pad the analyzer finds), a warp's
-//! access of one word of its vectors hits `4 * lane + w * line` modulo 32 on
-//! both sides: 32 banks, since `w` is odd.
+//! A tile row is a run of `32 * w` units. Warp `ty`'s lane `tx` takes line `4 *
+//! ty + tx / 8` of the tile (a source row on the way in, a destination row on
+//! the way out) and, in step `j`, vector `tx % 8 + 8 * j` of that line's run:
+//! units `u .. u + vec`, `u = vec * (tx % 8 + 8 * j)`. The read loads the
+//! vector whole and stores its units to the shared tile, which keeps each
+//! source row's run in order (`row * pitch + unit`); the write gathers unit `x
+//! = u + k` of destination row `c` from element `x / w` of the tile's column
+//! `c` (unit `x % w` of it) and stores the vector whole. With the pitch `w`
+//! units past a multiple of 32 (the pad the analyzer finds), a warp's access of
+//! one unit of its vectors hits unit `vec * lane + w * line` of the rows: for
+//! words, 32 banks (8 lanes a line cover one residue modulo 4, and an odd `w`
+//! gives each of the 4 lines its own); for 8-byte units, which a warp accesses
+//! in two halves of 16 lanes, 16 bank pairs in each half (2 lines, one even
+//! and one odd).
 //!
-//! A vector that runs past the matrix's last column (row) moves word by word,
-//! each word where its element lies in the matrix. Vectors are aligned where
-//! each row's run starts on 16 bytes: pitches and batch strides multiples of 4
+//! A vector that runs past the matrix's last column (row) moves unit by unit,
+//! each where its element lies in the matrix. Vectors are aligned where each
+//! row's run starts on 16 bytes: pitches and batch strides multiples of `vec`
 //! elements, pointers on 16 bytes (`check::fit`).
 //!
 //! ```
@@ -52,7 +57,7 @@ pub(crate) fn wordvec_moves(
 ) -> (Vec<Expr>, Vec<Move>) {
     let v = Expr::var;
     let t = i64::from(g.tile);
-    let w = i64::from(g.elem_words());
+    let w = i64::from(g.wordvec_units());
     let n = i64::from(g.vec);
     let (tile_r, tile_c) = tiling.tile_at(order);
     let tile_lets = vec![tile_r.clone(), tile_c.clone()];
@@ -64,9 +69,10 @@ pub(crate) fn wordvec_moves(
     let elem = |x: Expr| x / w;
     let shared = |r: Expr, x: Expr| Place {
         mem: Mem::Shared,
-        index: layout.shared_index(g.tile * g.elem_words(), r, x),
+        index: layout.shared_index(g.tile * g.wordvec_units(), r, x),
     };
-    let iters = g.elem_words();
+    // Vectors of a line's run, 8 lanes to a step.
+    let iters = g.tile * g.wordvec_units() / (g.vec * LANES as u32);
 
     let row = Expr::named("row", tile_r.clone() * t + line.clone());
     let read = Move {

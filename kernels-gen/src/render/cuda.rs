@@ -76,7 +76,11 @@ fn write_entry(w: &mut CWriter, k: &Kernel) -> fmt::Result {
             w,
             "struct __align__({}) {VEC_TYPE} {{ {} e[{}]; }};\n",
             g.vec_bytes(),
-            g.elem_unit().c_type(),
+            if g.wordvecs() {
+                k.unit.c_type()
+            } else {
+                g.elem_unit().c_type()
+            },
             g.vec
         )?;
     }

@@ -36,8 +36,8 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
         )
     } else if g.wordvecs() {
         format!(
-            "{w} x {u}; a thread step moves one 16-byte vector of a row's words",
-            w = k.spec.geometry.elem_words(),
+            "{w} x {u}; a thread step moves one 16-byte vector of a row's units",
+            w = g.wordvec_units(),
             u = k.unit.c_type()
         )
     } else if g.form == Form::Planar {
@@ -196,14 +196,15 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
         Form::Wordvec => {
             writeln!(
                 h,
-                "// form:     wordvec: a tile of {t} x {t} elements, each row a run of {n} words moved as 16-byte \
-                 vectors whatever the element boundaries; lane tx of warp ty takes line 4 * ty + tx / 8 of the tile \
-                 (a src row in, a dst row out) and vector tx % 8 + 8 * j of its run in step j; the shared tile keeps \
-                 each src row's run in order, and a dst row's word x is word x % {w} of tile element x / {w} of its column; \
-                 vectors past the matrix's edge move word by word",
+                "// form:     wordvec: a tile of {t} x {t} elements, each row a run of {n} {b}-byte units moved as \
+                 16-byte vectors whatever the element boundaries; lane tx of warp ty takes line 4 * ty + tx / 8 of \
+                 the tile (a src row in, a dst row out) and vector tx % 8 + 8 * j of its run in step j; the shared \
+                 tile keeps each src row's run in order, and a dst row's unit x is unit x % {w} of tile element x / {w} \
+                 of its column; vectors past the matrix's edge move unit by unit",
                 t = g.tile,
-                n = g.tile * g.elem_words(),
-                w = g.elem_words()
+                n = g.tile * g.wordvec_units(),
+                b = k.unit.bytes(),
+                w = g.wordvec_units()
             )?;
         }
         Form::Thin => {
@@ -382,7 +383,8 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
     } else if g.wordvecs() {
         writeln!(
             h,
-            "//           needs pitches and batch strides divisible by 4 and both pointers 16-byte aligned"
+            "//           needs pitches and batch strides divisible by {} and both pointers 16-byte aligned",
+            g.vec
         )?;
     } else if g.form == Form::Planar {
         writeln!(

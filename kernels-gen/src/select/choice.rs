@@ -267,14 +267,16 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     // many rows as it writes (the 64 x 8 one runs at 0.44 of memcpy on aligned
     // 8192 x 8192 u8, the tile-32 kernel at 0.48; H100, `bench --sweep`).
     let skew = (e > 1).then(|| skew_spec(e));
-    // Wordvec before the skew tile for elements of an odd number of words whose
-    // rows start on 16 bytes: it moves each row as 16-byte vectors where the
-    // skew and square tiles move a word per access (H200, CuPy over the
-    // emitted kernels, one call, 2026-11-28, down the columns of tiles against
-    // the list's kernel before it: 12-byte 8192 x 8192 0.933 of memcpy against
-    // 0.880, 4096 x 8192 0.922 against 0.865, 1024 x 16384 0.890 against 0.803,
-    // 64 x 262144 0.881 against 0.687; 20-byte 4096 x 4096 0.909 against
-    // 0.611; 28-byte 4096 x 4096 0.868 against 0.399).
+    // Wordvec before the skew tile for elements of an odd number of words (or
+    // of 8-byte units) whose rows start on 16 bytes: it moves each row as
+    // 16-byte vectors where the skew and square tiles move a word per access.
+    // H200, `bench --shape`, one call, against the same binary pinned to the
+    // H100 class (the skew tile): 12-byte 8192 x 8192 0.943 of memcpy against
+    // 0.900, 1024 x 16384 0.966 against 0.874, 64 x 262144 0.955 against
+    // 0.737; CuPy over the emitted kernels against the square tile they ran
+    // before: 20-byte 4096 x 4096 0.899 against 0.659, 28-byte 0.849 against
+    // 0.449, 60-byte 2048 x 2048 0.744 against 0.205 (docs/design.md has the
+    // rest).
     let wordvec = TransposeSpec::wordvec(e).ok();
     [
         TransposeSpec::small(e).ok(),
@@ -374,7 +376,7 @@ mod tests {
 
     #[test]
     fn odd_word_elements_list_the_wordvec_kernel_before_the_skew_tile() {
-        for e in [12, 20, 28, 36, 44, 52, 60] {
+        for e in [12, 20, 24, 28, 36, 40, 44, 52, 56, 60] {
             let forms: Vec<Form> = shape_specs(&spec(32, e, Strategy::Xor))
                 .iter()
                 .map(|s| s.geometry.form)
@@ -384,7 +386,7 @@ mod tests {
             let skew = forms.iter().position(|f| *f == Form::Skew);
             assert!(skew.is_none_or(|s| Some(s) > at), "{e}-byte: {forms:?}");
         }
-        for e in [1, 2, 4, 8, 16, 24, 64] {
+        for e in [1, 2, 4, 8, 16, 32, 48, 64] {
             let specs = shape_specs(&spec(32, e, Strategy::Pad(None)));
             assert!(
                 specs.iter().all(|s| s.geometry.form != Form::Wordvec),

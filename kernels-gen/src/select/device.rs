@@ -127,9 +127,10 @@ impl FromStr for GpuClass {
 ///
 /// A `wordvec` kernel, whose rows move as 16-byte vectors, goes down the
 /// columns on the H200 class too: CuPy over the emitted kernels (H200, one
-/// call, 2026-11-28), rows / columns: 12-byte 8192 x 8192 0.879 / 0.933, 4096 x
-/// 8192 0.865 / 0.922, 16384 x 1024 0.859 / 0.878, 2048 x 2048 0.774 / 0.795;
-/// 20-byte 4096 x 4096 0.862 / 0.909; 28-byte 4096 x 4096 0.845 / 0.868.
+/// call, 2026-11-28), rows / columns: 12-byte 8192 x 8192 0.852 / 0.907, 2048
+/// x 8192 0.826 / 0.874, 100 x 100000 0.586 / 0.798; 20-byte 4096 x 4096 0.851
+/// / 0.899, 1000 x 20000 0.834 / 0.922; 28-byte 4096 x 4096 0.817 / 0.849;
+/// 60-byte 2048 x 2048 0.722 / 0.744.
 pub fn tile_order(class: GpuClass, g: &Geometry) -> TileOrder {
     let whole_sectors = g.vec > 1 || matches!(g.elem_bytes, 8 | 16);
     let tiles = (g.form == Form::Tile && whole_sectors) || g.form == Form::Wordvec;
@@ -411,7 +412,7 @@ mod tests {
         }])
         .expect("one axis");
         let shapes = [Shape::new(8192, 8192), Shape::new(100, 40), outer];
-        for e in [12, 20, 60] {
+        for e in [12, 20, 24, 60] {
             let k = Kernel::build(TransposeSpec::wordvec(e).expect("valid")).expect("builds");
             let t = twin(GpuClass::H200, &k).expect("an H200 twin");
             assert_eq!(t.order(), TileOrder::Columns);
