@@ -130,6 +130,13 @@ fn cases() -> Vec<Case> {
         // do not (offset 1).
         (vec![200, 96], vec![1, 0], [0, 1, 4]),
         (vec![3, 132, 68], vec![0, 2, 1], [0, 1, 4]),
+        // Blocks of more than 16 bytes kept innermost (5 f32 or f64, 20 u8 or
+        // u16, 18 u16): the wordvec kernel of the widened elements where both
+        // pointers start on 16 bytes, the permute's own elements elsewhere
+        // (offset 1; offset 4 of u16, 8 bytes; offset 8 of 2-byte elements is 16).
+        (vec![200, 96, 5], vec![1, 0, 2], [0, 1, 4]),
+        (vec![64, 40, 20], vec![1, 0, 2], [0, 1, 4]),
+        (vec![64, 96, 18], vec![1, 0, 2], [0, 1, 8]),
     ] {
         for offset in offsets {
             out.push(Case {

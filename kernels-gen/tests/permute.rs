@@ -162,6 +162,48 @@ fn short_kept_blocks_run_as_wider_elements() {
 }
 
 #[test]
+fn blocks_past_a_vector_widen_only_into_the_wordvec_kernel() {
+    use bankfree_gen::select::permute::pick;
+    // [68, 40, b] -> [40, 68, b] with blocks of 20 to 40 bytes (5 f32, 3 f64, 7
+    // f32, 5 f64, 18 u16, 36 u8): a transpose of the blocks that the wordvec
+    // kernel runs, its pointers on 16 bytes.
+    for (b, e) in [(5u64, 4u32), (3, 8), (7, 4), (5, 8), (18, 2), (36, 1)] {
+        let p = Permute::new(&[68, 40, b], &[1, 0, 2], e);
+        let w = plan(&p).expect("plans");
+        let wide = b as u32 * e;
+        assert_eq!(
+            (w.kind, w.elem_bytes, w.unit, w.align()),
+            (Kind::Transpose, wide, b, 16),
+            "{b} x {e} bytes"
+        );
+        let kernels = plan_kernels(&w, Layouts::Xor).expect("kernels build");
+        let first = pick(&kernels, &w.shape).map(|k| k.spec().geometry.form);
+        assert_eq!(first, Some(Form::Wordvec), "{b} x {e} bytes");
+        assert!(check(&p).expect("simulates") > 0, "{b} x {e} bytes");
+    }
+    // The permute's own elements: blocks the wordvec kernel ran slower than
+    // that (9 f32, 7 f64, 15 f32), blocks it does not take (4 f64, 12 f32), a
+    // pitch of 39 blocks (rows off 16 bytes) and one of 40 padded by 1 element.
+    for (dims, e, src_strides) in [
+        ([68u64, 40, 9], 4u32, None),
+        ([68, 40, 7], 8, None),
+        ([68, 40, 15], 4, None),
+        ([68, 40, 4], 8, None),
+        ([68, 40, 12], 4, None),
+        ([68, 39, 5], 4, None),
+        ([68, 40, 5], 4, Some(vec![40 * 5 + 1, 5, 1])),
+    ] {
+        let p = Permute {
+            src_strides,
+            ..Permute::new(&dims, &[1, 0, 2], e)
+        };
+        let w = plan(&p).expect("plans");
+        assert_eq!((w.unit, w.align()), (1, u64::from(e)), "{p:?}");
+        assert!(check(&p).expect("simulates") > 0, "{p:?}");
+    }
+}
+
+#[test]
 fn a_strided_view_widens_in_units_of_its_blocks() {
     // [4, 100, 3] f32 -> [100, 4, 3], the source's rows padded to 330.
     let p = Permute {

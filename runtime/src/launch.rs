@@ -9,12 +9,12 @@ use crate::tune;
 use bankfree_gen::check::fit::kernel_refusal;
 use bankfree_gen::check::index32;
 use bankfree_gen::check::suit::kernel_suits_at;
-use bankfree_gen::kernel::geometry::elem_align;
 use bankfree_gen::kernel::launch::{launch, Launch};
 use bankfree_gen::kernel::order::TileOrder;
 use bankfree_gen::kernel::squat::SQUAT_BLOCKS_PER_SM;
 use bankfree_gen::select::device::realign_order;
 use bankfree_gen::select::split::thin_split;
+use bankfree_gen::select::widen::block_align;
 use bankfree_gen::Shape;
 use cudarc::driver::{CudaStream, LaunchConfig};
 use std::sync::Arc;
@@ -183,9 +183,10 @@ fn why_unfit(
     unit: u64,
 ) -> Option<Unfit> {
     let g = kernel.geometry();
-    // A widened element loads as its own unit, which `T` does not align.
+    // A widened element loads as its own unit, which `T` does not align (past
+    // 16 bytes, as the wordvec kernel's 16-byte rows).
     if unit > 1 {
-        let bytes = u64::from(elem_align(g.elem_bytes));
+        let bytes = u64::from(block_align(g.elem_bytes));
         for (what, at) in [("src", src), ("dst", dst)] {
             if !at.is_multiple_of(bytes) {
                 return Some(Unfit::Unit { what, bytes });
@@ -412,5 +413,31 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A permute widened to blocks past 16 bytes wants their wordvec kernel
+    /// only: a pointer off 16 bytes is refused as off the unit, so that the
+    /// permute runs on its own elements instead; up to 16 bytes, the unit's
+    /// own alignment.
+    #[test]
+    fn blocks_past_16_bytes_need_both_pointers_on_16_bytes() {
+        let shape = Shape::new(64, 96);
+        for (e, unit) in [(20u32, 5u64), (40, 5), (36, 18)] {
+            let k = Kernel::build(TransposeSpec::wordvec(e).expect("valid")).expect("builds");
+            let k = KernelSource::from_kernel(&k);
+            assert_eq!(why_unfit(&k, (0, 32), &shape, unit), None);
+            for (at, what) in [((4, 0), "src"), ((16, 8), "dst")] {
+                match why_unfit(&k, at, &shape, unit) {
+                    Some(Unfit::Unit { what: w, bytes: 16 }) => assert_eq!(w, what),
+                    other => panic!("{e}-byte at {at:?}: {other:?}"),
+                }
+            }
+        }
+        let k = Kernel::build(TransposeSpec::wordvec(12).expect("valid")).expect("builds");
+        let k = KernelSource::from_kernel(&k);
+        assert!(matches!(
+            why_unfit(&k, (4, 0), &shape, 3),
+            Some(Unfit::Pointer { bytes: 16, .. })
+        ));
     }
 }

@@ -4,6 +4,7 @@
 use crate::ir::shape::{Axis, Fold, Shape};
 use crate::kernel::geometry::elem_align;
 use crate::select::choice::{permute_tile, permute_tile_rows};
+use crate::select::widen::block_align;
 use serde::Serialize;
 
 /// A permute call: the source's extents, the permutation, optional strides (in
@@ -80,8 +81,13 @@ impl Plan {
 impl Plan {
     /// The byte alignment both buffers need for this plan's kernels to load and
     /// store its elements: that of the permute's elements, or of the wider unit
-    /// a widened plan moves (the runtime runs [`super::plan_unwidened`] otherwise).
+    /// a widened plan moves ([`block_align`]: the runtime runs
+    /// [`super::plan_unwidened`] otherwise).
     pub fn align(&self) -> u64 {
-        u64::from(elem_align(self.elem_bytes))
+        if self.unit > 1 {
+            u64::from(block_align(self.elem_bytes))
+        } else {
+            u64::from(elem_align(self.elem_bytes))
+        }
     }
 }

@@ -23,7 +23,8 @@
 //!      views): rows along the destination's innermost axis;
 //! 4. **widens** a copy whose blocks are short: each block becomes one element
 //!    of its bytes, and the other axes are planned again as in 3, mostly a
-//!    transpose of those wider elements ([`crate::select::widen`]);
+//!    transpose of those wider elements ([`crate::select::widen`]); a block
+//!    longer than 16 bytes only where that transpose runs the `wordvec` kernel;
 //! 5. and runs a transpose whose tiles would stay mostly empty, or a copy whose
 //!    blocks are not whole 16-byte vectors or (of elements of 2 bytes or more)
 //!    whole destination sectors, as a **gather** instead where the
@@ -70,9 +71,11 @@ pub use tall::{BOX_MIN_CHUNKS, TALL_MAX_SECTOR_USE};
 
 use crate::ir::shape::{Axis, Shape};
 use crate::kernel::geometry::elem_bytes_ok;
+use crate::kernel::geometry::Form;
+use crate::kernel::spec::Strategy;
 use crate::kernel::spec::TransposeSpec;
 use crate::select::gather::{gather_shape, gathers, gathers_copy};
-use crate::select::widen::widened;
+use crate::select::widen::{widened, WIDEN_MAX_BYTES};
 use tall::tall_plan;
 
 /// Plans `p` (see the module docs). The shape is validated: both tensors' strides
@@ -80,9 +83,26 @@ use tall::tall_plan;
 pub fn plan(p: &Permute) -> Result<Plan, PermuteError> {
     let tiled = plan_tiles(p)?;
     match widened(&tiled.axes, p.elem_bytes).filter(|_| tiled.kind == Kind::Copy) {
-        Some((axes, elem_bytes, unit)) => gathered(axes_plan(axes, elem_bytes, unit)?),
+        Some((axes, elem_bytes, unit)) => {
+            let wide = gathered(axes_plan(axes, elem_bytes, unit)?)?;
+            if elem_bytes <= WIDEN_MAX_BYTES || runs_wordvec(&wide)? {
+                Ok(wide)
+            } else {
+                gathered(tiled)
+            }
+        }
         None => gathered(tiled),
     }
+}
+
+/// Whether `plan` runs the `wordvec` kernel where both pointers start on 16
+/// bytes and nothing is tuned ([`pick`]).
+fn runs_wordvec(plan: &Plan) -> Result<bool, PermuteError> {
+    if plan.kind != Kind::Transpose {
+        return Ok(false);
+    }
+    let kernels = plan_kernels(plan, Strategy::Xor)?;
+    Ok(pick(&kernels, &plan.shape).is_some_and(|k| k.spec().geometry.form == Form::Wordvec))
 }
 
 /// [`plan`] on the permute's own elements, never widened: what runs where a
