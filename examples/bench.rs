@@ -22,10 +22,11 @@
 //! (with or without `--random`) replaces the draw with batches of growing matrices
 //! for every element size (what the planner's rule for the `small` form was
 //! measured on). `--shape E:RxC` or `E:BxRxC` (repeatable, with or without
-//! `--random`) runs the given cases of `E`-byte elements instead, the defaults
-//! only, as for drawn cases:
+//! `--random`) runs the given cases of `E`-byte elements instead (1, 2, 4, 8,
+//! 12 or 16 bytes, or a multiple of 4 from 20 to 64), the defaults only, as for
+//! drawn cases:
 //! `bench -- --shape 1:2694950x11 --shape 2:4096x32x48 --alternatives`.
-#![allow(unsafe_code)] // a 12-byte element type (and cuBLAS `geam`, bench/geam.rs)
+#![allow(unsafe_code)] // element types of words (and cuBLAS `geam`, bench/geam.rs)
 
 use bankfree::cudarc::driver::{CudaContext, DeviceRepr, ValidAsZeroBits};
 use bankfree::gen::Shape;
@@ -54,6 +55,22 @@ struct F3([u32; 3]);
 unsafe impl DeviceRepr for F3 {}
 // SAFETY: as above.
 unsafe impl ValidAsZeroBits for F3 {}
+
+/// An element of `N` 32-bit words, for `--shape` cases of 20 to 64 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Words<const N: usize>([u32; N]);
+// SAFETY: `N` u32, `repr(C)`, no padding; all-zero bits are a valid value.
+unsafe impl<const N: usize> DeviceRepr for Words<N> {}
+// SAFETY: as above.
+unsafe impl<const N: usize> ValidAsZeroBits for Words<N> {}
+
+impl<const N: usize> Words<N> {
+    /// The element `x` makes: each word a different slice of its bits.
+    fn of(x: u64) -> Self {
+        Words(std::array::from_fn(|i| (x >> (i % 40)) as u32 ^ i as u32))
+    }
+}
 
 const L2_BYTES: usize = 50 << 20;
 /// Rounds of interleaved timing, and back-to-back calls timed per round.

@@ -1,5 +1,5 @@
 //! N-d permutes on the GPU: random permutations of ranks 2 to 8, element sizes {1,
-//! 2, 4, 8, 12, 16, 20, 24, 28}, contiguous, strided (views into larger tensors) and offset
+//! 2, 4, 8, 12, 16, 20, 24, 28, 32, 48, 64}, contiguous, strided (views into larger tensors) and offset
 //! views, each compared bit-exact with a CPU permute over the whole destination
 //! buffer (poisoned first, so bytes outside the permuted elements must stay);
 //! zero extents, which move nothing; a call of more than 2^32 elements; the
@@ -9,7 +9,7 @@ mod common;
 
 use bankfree::cudarc::driver::{CudaContext, CudaStream, DeviceRepr, ValidAsZeroBits};
 use bankfree::{permute_with, PermuteOptions};
-use common::{F3, F4, F5, F6, F7};
+use common::{Words, F3, F4, F5, F6, F7};
 use std::sync::Arc;
 
 struct Rng(u64);
@@ -272,8 +272,18 @@ fn random_permutes_are_bit_exact_for_every_element_size() {
     ran += run_all(&stream, |x| {
         F7(std::array::from_fn(|i| (x >> (5 * i)) as u32))
     });
+    // 32, 48 and 64 bytes: square tiles of 16-byte planes.
+    ran += run_all(&stream, |x| {
+        Words::<8>(std::array::from_fn(|i| (x >> (4 * i)) as u32))
+    });
+    ran += run_all(&stream, |x| {
+        Words::<12>(std::array::from_fn(|i| (x >> (3 * i)) as u32 ^ i as u32))
+    });
+    ran += run_all(&stream, |x| {
+        Words::<16>(std::array::from_fn(|i| (x >> (2 * i)) as u32 ^ i as u32))
+    });
     println!("{ran} permutes, all bit-exact");
-    assert_eq!(ran, 9 * cases().len());
+    assert_eq!(ran, 12 * cases().len());
 }
 
 mod attribute {

@@ -148,9 +148,11 @@ pub fn parse(text: &str) -> Result<Case, String> {
     };
     let (e, sides) = text.split_once(':').ok_or_else(bad)?;
     let elem_bytes: u32 = e.parse().map_err(|_| bad())?;
-    if !ELEMS.contains(&elem_bytes) {
+    let words = (20..=64).contains(&elem_bytes) && elem_bytes.is_multiple_of(4);
+    if !ELEMS.contains(&elem_bytes) && !words {
         return Err(format!(
-            "--shape {text}: the bench has elements of {ELEMS:?} bytes, not {elem_bytes}"
+            "--shape {text}: the bench has elements of {ELEMS:?} bytes, or a multiple \
+             of 4 from 20 to 64, not {elem_bytes}"
         ));
     }
     let n: Vec<u64> = sides

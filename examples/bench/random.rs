@@ -2,7 +2,7 @@
 //! class, each timed like a bench case (the attribute's defaults only), and a table
 //! per class.
 
-use super::{case, draw, err, Opts, Res, Row, BATCH, F3, ROUNDS};
+use super::{case, draw, err, Opts, Res, Row, Words, BATCH, F3, ROUNDS};
 use bankfree::cudarc::driver::{CudaContext, CudaStream};
 use bankfree::runtime::probe;
 use std::sync::Arc;
@@ -25,6 +25,18 @@ fn drawn(opts: &Opts, stream: &Arc<CudaStream>, c: &draw::Case, rows: &mut Vec<R
             rows,
         ),
         16 => case(opts, stream, None, &name, shape, u128::from, rows),
+        20 => case(opts, stream, None, &name, shape, Words::<5>::of, rows),
+        24 => case(opts, stream, None, &name, shape, Words::<6>::of, rows),
+        28 => case(opts, stream, None, &name, shape, Words::<7>::of, rows),
+        32 => case(opts, stream, None, &name, shape, Words::<8>::of, rows),
+        36 => case(opts, stream, None, &name, shape, Words::<9>::of, rows),
+        40 => case(opts, stream, None, &name, shape, Words::<10>::of, rows),
+        44 => case(opts, stream, None, &name, shape, Words::<11>::of, rows),
+        48 => case(opts, stream, None, &name, shape, Words::<12>::of, rows),
+        52 => case(opts, stream, None, &name, shape, Words::<13>::of, rows),
+        56 => case(opts, stream, None, &name, shape, Words::<14>::of, rows),
+        60 => case(opts, stream, None, &name, shape, Words::<15>::of, rows),
+        64 => case(opts, stream, None, &name, shape, Words::<16>::of, rows),
         e => Err(format!("no element type of {e} bytes in the bench")),
     }
 }

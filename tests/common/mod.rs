@@ -1,6 +1,6 @@
 //! Element types the GPU suites share: 12-, 16-, 20-, 24- and 28-byte elements
-//! made of `u32` words, with the `DeviceRepr` a user's crate would write for
-//! them.
+//! made of `u32` words, and any number of words ([`Words`]), with the
+//! `DeviceRepr` a user's crate would write for them.
 #![allow(unsafe_code)] // the `DeviceRepr` and `ValidAsZeroBits` promises below
 #![allow(dead_code)] // each suite uses part of these
 
@@ -50,3 +50,12 @@ pub struct F7(pub [u32; 7]);
 unsafe impl DeviceRepr for F7 {}
 // SAFETY: as above.
 unsafe impl ValidAsZeroBits for F7 {}
+
+/// An element of `N` words (32, 48 and 64 bytes in the suites), 4-byte aligned.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Words<const N: usize>(pub [u32; N]);
+// SAFETY: `N` u32, `repr(C)`, no padding, valid for any bytes (zero included).
+unsafe impl<const N: usize> DeviceRepr for Words<N> {}
+// SAFETY: as above.
+unsafe impl<const N: usize> ValidAsZeroBits for Words<N> {}

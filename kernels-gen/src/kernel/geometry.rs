@@ -307,6 +307,11 @@ impl Geometry {
                 .map(|(u, _)| (u, self.vec))
                 .unwrap_or((Unit::U8, 1));
         }
+        // A square tile of elements of 32, 48 or 64 bytes moves them as 16-byte
+        // vectors, planar in shared memory like words.
+        if self.form == Form::Tile && self.elem_bytes > 16 && self.elem_bytes.is_multiple_of(16) {
+            return (Unit::U128, self.elem_bytes / 16);
+        }
         unit_of(self.elem_bytes).unwrap_or((Unit::U8, self.elem_bytes))
     }
 
