@@ -164,10 +164,20 @@ fn short_kept_blocks_run_as_wider_elements() {
 #[test]
 fn blocks_past_a_vector_widen_only_into_the_wordvec_kernel() {
     use bankfree_gen::select::permute::pick;
-    // [68, 40, b] -> [40, 68, b] with blocks of 20 to 40 bytes (5 f32, 3 f64, 7
-    // f32, 5 f64, 18 u16, 36 u8): a transpose of the blocks that the wordvec
-    // kernel runs, its pointers on 16 bytes.
-    for (b, e) in [(5u64, 4u32), (3, 8), (7, 4), (5, 8), (18, 2), (36, 1)] {
+    // [68, 40, b] -> [40, 68, b] with blocks of 20 to 64 bytes (5 f32, 3 f64, 7
+    // f32, 4 f64, 5 f64, 18 u16, 36 u8, 12 f32, 8 f64): a transpose of the
+    // blocks that the wordvec kernel runs, its pointers on 16 bytes.
+    for (b, e) in [
+        (5u64, 4u32),
+        (3, 8),
+        (7, 4),
+        (4, 8),
+        (5, 8),
+        (18, 2),
+        (36, 1),
+        (12, 4),
+        (8, 8),
+    ] {
         let p = Permute::new(&[68, 40, b], &[1, 0, 2], e);
         let w = plan(&p).expect("plans");
         let wide = b as u32 * e;
@@ -182,14 +192,13 @@ fn blocks_past_a_vector_widen_only_into_the_wordvec_kernel() {
         assert!(check(&p).expect("simulates") > 0, "{b} x {e} bytes");
     }
     // The permute's own elements: blocks the wordvec kernel ran slower than
-    // that (9 f32, 7 f64, 15 f32), blocks it does not take (4 f64, 12 f32), a
-    // pitch of 39 blocks (rows off 16 bytes) and one of 40 padded by 1 element.
+    // that (9 f32, 7 f64, 15 f32), a block of 68 bytes, a pitch of 39 blocks
+    // (rows off 16 bytes) and one of 40 padded by 1 element.
     for (dims, e, src_strides) in [
         ([68u64, 40, 9], 4u32, None),
         ([68, 40, 7], 8, None),
         ([68, 40, 15], 4, None),
-        ([68, 40, 4], 8, None),
-        ([68, 40, 12], 4, None),
+        ([68, 40, 17], 4, None),
         ([68, 39, 5], 4, None),
         ([68, 40, 5], 4, Some(vec![40 * 5 + 1, 5, 1])),
     ] {

@@ -60,7 +60,8 @@
 //!   stages its run of them to store it as 16-byte vectors
 //!   ([`crate::kernel::squat`]).
 //! * [`Form::Wordvec`]: elements of an odd number of 32-bit words (12, 20,
-//!   ... 60 bytes) or 8-byte units (24, 40, 56 bytes) whose rows start on 16
+//!   ... 60 bytes), of 8-byte units (24, 40, 56 bytes) or of 16-byte units
+//!   (32, 48, 64 bytes) whose rows start on 16
 //!   bytes: a tile of 32 x 32 elements moves as 16-byte vectors of units on both
 //!   sides, whatever the element boundaries. A warp step covers 4 rows (4
 //!   destination rows) of 8 lanes, each lane one vector; the shared tile keeps

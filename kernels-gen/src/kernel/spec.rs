@@ -261,8 +261,9 @@ impl TransposeSpec {
     }
 
     /// The `wordvec` kernel for elements of an odd number of 32-bit words (12,
-    /// 20, ... 60 bytes) or 8-byte units (24, 40, 56 bytes): 32 x 8 threads,
-    /// 16-byte vectors of those units (`vec = 4` or 2), its tile of units padded
+    /// 20, ... 60 bytes), of 8-byte units (24, 40, 56 bytes) or of 16-byte units
+    /// (32, 48, 64 bytes): 32 x 8 threads, 16-byte vectors of those units (`vec
+    /// = 4`, 2 or 1), its tile of units padded
     /// (the pad the analyzer finds conflict-free), validated.
     ///
     /// ```

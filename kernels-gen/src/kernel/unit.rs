@@ -65,22 +65,28 @@ pub fn unit_of(bytes: u32) -> Option<(Unit, u32)> {
 }
 
 /// The unit a `wordvec` kernel moves elements of `bytes` in, and how many of
-/// them make an element: 32-bit words where an element is an odd number of
-/// them (3 or more: 12, 20, 28, ... 60 bytes), else 8-byte units where it is an
-/// odd number of those (24, 40, 56 bytes); `None` for every other size. An odd
-/// count is what spreads a warp's accesses over the banks (`kernel::wordvec`).
+/// them make an element: 16-byte vectors where an element is several of them
+/// (32, 48, 64 bytes), 32-bit words where it is an odd number of them (3 or
+/// more: 12, 20, 28, ... 60 bytes), else 8-byte units where it is an odd number
+/// of those (24, 40, 56 bytes); `None` for every other size. An odd count of
+/// words or 8-byte units is what spreads a warp's accesses over the banks; a
+/// 16-byte unit takes a quarter-warp's 8 lanes to fill them, which the pad
+/// spreads (`kernel::wordvec`).
 ///
 /// ```
 /// use bankfree_gen::kernel::unit::{wordvec_unit, Unit};
 /// assert_eq!(wordvec_unit(12), Some((Unit::U32, 3)));
 /// assert_eq!(wordvec_unit(24), Some((Unit::U64, 3)));
+/// assert_eq!(wordvec_unit(32), Some((Unit::U128, 2)));
 /// assert_eq!(wordvec_unit(16), None);
-/// assert_eq!(wordvec_unit(32), None);
+/// assert_eq!(wordvec_unit(8), None);
 /// ```
 pub fn wordvec_unit(bytes: u32) -> Option<(Unit, u32)> {
     let odd = |n: u32| n >= 3 && !n.is_multiple_of(2);
     if bytes > MAX_ELEM_BYTES || !bytes.is_multiple_of(4) {
         None
+    } else if bytes > 16 && bytes.is_multiple_of(16) {
+        Some((Unit::U128, bytes / 16))
     } else if odd(bytes / 4) {
         Some((Unit::U32, bytes / 4))
     } else if bytes.is_multiple_of(8) && odd(bytes / 8) {

@@ -223,8 +223,8 @@ impl TransposeSpec {
         let Some((unit, _)) = wordvec_unit(g.elem_bytes) else {
             return self.refuse(format!(
                 "a wordvec kernel moves elements of an odd number of 32-bit words (12, 20, 28, \
-                 ... 60 bytes) or of 8-byte units (24, 40, 56 bytes), not {}-byte ones; a tile \
-                 or skew kernel moves the others",
+                 ... 60 bytes), of 8-byte units (24, 40, 56 bytes) or of 16-byte units (32, 48, \
+                 64 bytes), not {}-byte ones; a tile or skew kernel moves the others",
                 g.elem_bytes
             ));
         };

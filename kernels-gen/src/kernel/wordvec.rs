@@ -1,8 +1,9 @@
 //! The moves of the `wordvec` form ([`Form::Wordvec`](crate::Form::Wordvec)),
-//! built once as expressions: elements of an odd number `w` of units (32-bit
-//! words for 12, 20, ... 60 bytes, 8-byte units for 24, 40 and 56 bytes:
+//! built once as expressions: elements of `w` units (an odd number of 32-bit
+//! words for 12, 20, ... 60 bytes or of 8-byte units for 24, 40 and 56 bytes,
+//! 16-byte units for 32, 48 and 64:
 //! [`wordvec_unit`](crate::kernel::unit::wordvec_unit)), a tile of 32 x 32 of
-//! them, moved as 16-byte vectors of `vec` units (4 or 2) on both sides
+//! them, moved as 16-byte vectors of `vec` units (4, 2 or 1) on both sides
 //! whatever the element boundaries.
 //!
 //! A tile row is a run of `32 * w` units. Warp `ty`'s lane `tx` takes line `4 *

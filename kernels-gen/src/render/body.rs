@@ -356,12 +356,25 @@ fn block_store(w: &mut CWriter, n: u32, per: u32, to: &str) -> fmt::Result {
 
 /// `stmt` once, or for each `k < n` in an unrolled loop.
 fn per_k(w: &mut CWriter, n: u32, stmt: &str) -> fmt::Result {
-    if n == 1 {
+    if n == 1 && names_k(stmt) {
+        // One unit whose place still counts `k` (a wordvec vector of one
+        // 16-byte unit).
+        writeln!(w, "{{ const unsigned k = 0; {stmt} }}")
+    } else if n == 1 {
         writeln!(w, "{stmt}")
     } else {
         writeln!(w, "#pragma unroll")?;
         writeln!(w, "for (unsigned k = 0; k < {n}; ++k) {stmt}")
     }
+}
+
+/// Whether C statement `stmt` uses the unit index `k` (as a whole identifier).
+fn names_k(stmt: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    stmt.match_indices('k').any(|(i, _)| {
+        !stmt[..i].chars().next_back().is_some_and(ident)
+            && !stmt[i + 1..].chars().next().is_some_and(ident)
+    })
 }
 
 /// Transposes the `n x n` block whose row `a` is `row(a)` in registers and stores

@@ -71,7 +71,8 @@ fn write_entry(w: &mut CWriter, k: &Kernel) -> fmt::Result {
     let ty = access_type(k);
     let name = k.entry_name();
     index_type(w, &name)?;
-    if g.vec > 1 && !g.realigns() && !g.has_widths() {
+    // A wordvec kernel's vector is one struct even where it holds one unit.
+    if (g.vec > 1 || g.wordvecs()) && !g.realigns() && !g.has_widths() {
         writeln!(
             w,
             "struct __align__({}) {VEC_TYPE} {{ {} e[{}]; }};\n",

@@ -44,10 +44,10 @@ use crate::kernel::unit::wordvec_unit;
 pub const WIDEN_MAX_BYTES: u32 = 16;
 
 /// Whether a block of `bytes` (more than [`WIDEN_MAX_BYTES`]) of `elem_bytes`-byte
-/// elements may widen: the `wordvec` kernel moves elements of its size (an odd
-/// number `w` of 4- or 8-byte units), and ran faster than the unwidened plan
-/// for it. That is `w` up to 5 or up to 28 bytes (20, 24, 28 and 40 bytes), and
-/// every wordvec size for blocks of 1- and 2-byte elements, whose unwidened
+/// elements may widen: the `wordvec` kernel moves elements of its size (`w`
+/// units of 4, 8 or 16 bytes), and ran faster than the unwidened plan for it.
+/// That is `w` up to 5 or up to 28 bytes (20, 24, 28, 32, 40, 48 and 64 bytes),
+/// and every wordvec size for blocks of 1- and 2-byte elements, whose unwidened
 /// copies move 1 or 2 bytes a step. H200, `--example permute -- --shape ...`
 /// with tiles down the columns (rows: the H100 class's order), against the
 /// unwidened plan in the same call (torch's permute after it):
@@ -61,6 +61,7 @@ pub const WIDEN_MAX_BYTES: u32 = 16;
 /// | 10 u16, 20 u8 | 2048 x 4096 | 0.964, 0.964 (0.919, 0.918) | 0.450, 0.275 | 0.367, 0.222 |
 /// | 18 u16, 36 u8 | 1000 x 3000 | 0.714, 0.714 (0.696, 0.706) | 0.644, 0.475 | 0.424, 0.252 |
 /// | 30 u16, 60 u8 | 2048 x 2048 | 0.781, 0.782 | 0.638, 0.487 | 0.373, 0.222 |
+/// | 4, 8 f64 | 4096 x 4096, 2048 x 2048 | 0.909, 0.913 | 0.778, 0.814 | 0.720, 0.841 |
 /// | 9, 11, 13 f32 | 2048 x 2048 | 0.701, 0.731, 0.762 | 0.789, 0.797, 0.856 | 0.55 to 0.57 |
 /// | 7 f64, 15 f32 | 2048 x 2048 | 0.805, 0.781 | 0.881, 0.848 | 0.752, 0.575 |
 ///
@@ -131,8 +132,12 @@ mod tests {
         for bytes in [36, 44, 52, 56, 60] {
             assert!(!yes(bytes, 4) && yes(bytes, 2) && yes(bytes, 1), "{bytes}");
         }
+        // Blocks of 16-byte units (2 to 4 of them) of any element.
+        for bytes in [32, 48, 64] {
+            assert!(yes(bytes, 8) && yes(bytes, 4), "{bytes}");
+        }
         // Sizes the wordvec kernel does not move.
-        for bytes in [17, 18, 32, 48, 64, 68] {
+        for bytes in [17, 18, 68] {
             assert!(!yes(bytes, 1) && !yes(bytes, 2), "{bytes}");
         }
         assert_eq!(
@@ -149,9 +154,9 @@ mod tests {
         let (wide, bytes, unit) = widened(&axes, 2).expect("widens");
         assert_eq!((bytes, unit), (4, 2));
         assert_eq!(wide, vec![axis(510, 16448, 1), axis(16448, 1, 510)]);
-        // Blocks of 32 bytes; of 3 bytes (of 12 they widen); a stride off the
+        // Blocks of 68 bytes; of 3 bytes (of 12 they widen); a stride off the
         // block; one axis; no axis innermost on both sides.
-        assert!(widened(&axes, 16).is_none());
+        assert!(widened(&axes, 34).is_none());
         let three = [axis(510, 49344, 3), axis(16448, 3, 1530), axis(3, 1, 1)];
         assert!(widened(&three, 1).is_none());
         assert!(widened(&three, 4).is_some());

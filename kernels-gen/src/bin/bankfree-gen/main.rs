@@ -122,8 +122,8 @@ struct SpecArgs {
     /// (2 to 40 columns of 1- or 2-byte elements stored as one run, an entry
     /// point per width; `--strategy pad`), squat (2 to 32 rows of 1- or
     /// 2-byte elements into a destination stored as one run, an entry point per
-    /// height; `--strategy pad`) or wordvec (12-, 20-, ... 60-byte elements
-    /// whose rows start on 16 bytes, rows moved as 16-byte vectors of words;
+    /// height; `--strategy pad`) or wordvec (12-, 20-, 24-, ... 64-byte elements
+    /// whose rows start on 16 bytes, rows moved as 16-byte vectors of units;
     /// `--strategy pad`).
     #[arg(long, default_value = "tile")]
     form: String,
