@@ -22,6 +22,8 @@ impl Kernel {
                 g.vec,
                 g.vec_bytes()
             )
+        } else if g.wordvecs() && g.vec == 1 {
+            ", one 16-byte unit per thread step".to_string()
         } else if g.wordvecs() {
             format!(
                 ", {} {}-byte units per thread step as one 16-byte vector",
