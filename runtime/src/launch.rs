@@ -212,13 +212,16 @@ fn why_unfit(
         return None; // any pointer
     }
     let bytes = u64::from(g.vec_bytes());
+    // Vector accesses: `vec` elements, or a wordvec kernel's 16 bytes (one
+    // unit of its 32- to 64-byte elements too).
+    let vectors = g.vec > 1 || g.wordvecs();
     // A small or strip kernel loads single elements and stores vectors.
-    if g.vec > 1 && !g.gathers() && !src.is_multiple_of(bytes) {
+    if vectors && !g.gathers() && !src.is_multiple_of(bytes) {
         return Some(Unfit::Pointer { what: "src", bytes });
     }
     // Strip and packed tall kernels align their stores with `dst` themselves; a
     // small kernel taking its chunk down the columns stores no vectors.
-    if g.vec > 1 && !dst.is_multiple_of(bytes) && !kernel.aligns_dst() {
+    if vectors && !dst.is_multiple_of(bytes) && !kernel.aligns_dst() {
         return Some(Unfit::Pointer { what: "dst", bytes });
     }
     None
@@ -372,72 +375,4 @@ where
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use bankfree_gen::{Kernel, TransposeSpec};
-
-    /// A wordvec kernel's vectors need every row's run on 16 bytes: both
-    /// pointers, the pitches and the batch strides, whatever the element size.
-    #[test]
-    fn a_wordvec_kernel_runs_only_rows_that_start_on_16_bytes() {
-        for e in [12u64, 20, 24, 60] {
-            let k =
-                Kernel::build(TransposeSpec::wordvec(e as u32).expect("valid")).expect("builds");
-            let k = KernelSource::from_kernel(&k);
-            let shape = Shape::new(64, 96);
-            assert_eq!(why_unfit(&k, (0, 16 * e), &shape, 1), None);
-            for (at, what) in [((4, 0), "src"), ((16, 8), "dst"), ((e, 0), "src")] {
-                match why_unfit(&k, at, &shape, 1) {
-                    Some(Unfit::Pointer { what: w, bytes: 16 }) => assert_eq!(w, what),
-                    other => panic!("{e}-byte at {at:?}: {other:?}"),
-                }
-            }
-            for bad in [
-                Shape {
-                    src_ld: 97,
-                    ..shape
-                },
-                Shape {
-                    dst_ld: 67,
-                    ..shape
-                },
-                Shape {
-                    batch: 2,
-                    src_batch_stride: 64 * 96 + 1,
-                    ..shape
-                },
-            ] {
-                assert!(
-                    matches!(why_unfit(&k, (0, 0), &bad, 1), Some(Unfit::Shape(_))),
-                    "{e}-byte {bad:?}"
-                );
-            }
-        }
-    }
-
-    /// A permute widened to blocks past 16 bytes wants their wordvec kernel
-    /// only: a pointer off 16 bytes is refused as off the unit, so that the
-    /// permute runs on its own elements instead; up to 16 bytes, the unit's
-    /// own alignment.
-    #[test]
-    fn blocks_past_16_bytes_need_both_pointers_on_16_bytes() {
-        let shape = Shape::new(64, 96);
-        for (e, unit) in [(20u32, 5u64), (40, 5), (36, 18)] {
-            let k = Kernel::build(TransposeSpec::wordvec(e).expect("valid")).expect("builds");
-            let k = KernelSource::from_kernel(&k);
-            assert_eq!(why_unfit(&k, (0, 32), &shape, unit), None);
-            for (at, what) in [((4, 0), "src"), ((16, 8), "dst")] {
-                match why_unfit(&k, at, &shape, unit) {
-                    Some(Unfit::Unit { what: w, bytes: 16 }) => assert_eq!(w, what),
-                    other => panic!("{e}-byte at {at:?}: {other:?}"),
-                }
-            }
-        }
-        let k = Kernel::build(TransposeSpec::wordvec(12).expect("valid")).expect("builds");
-        let k = KernelSource::from_kernel(&k);
-        assert!(matches!(
-            why_unfit(&k, (4, 0), &shape, 3),
-            Some(Unfit::Pointer { bytes: 16, .. })
-        ));
-    }
-}
+mod tests;
