@@ -287,7 +287,7 @@ fn loop_packed(w: &mut CWriter, mv: &Move, pragma: &str, n: u32, pack: &Pack) ->
                         w,
                         &|w: &mut CWriter| {
                             if !pack.whole {
-                                return per_k(w, n, &format!("{to} = stage[jj].e[k];"));
+                                return per_unit(w, n, &format!("{to} = stage[jj].e[k];"));
                             }
                             writeln!(w, "const unsigned k = 0;")?;
                             writeln!(w, "*reinterpret_cast<{VEC_TYPE}*>(&{to}) = stage[jj];")
@@ -303,9 +303,9 @@ fn loop_packed(w: &mut CWriter, mv: &Move, pragma: &str, n: u32, pack: &Pack) ->
             w,
             &|w: &mut CWriter| {
                 writeln!(w, "{VEC_TYPE} v;")?;
-                per_k(w, n, &format!("v.e[k] = {from};"))?;
+                per_unit(w, n, &format!("v.e[k] = {from};"))?;
                 if !pack.whole {
-                    return per_k(w, n, &format!("{to} = v.e[k];"));
+                    return per_unit(w, n, &format!("{to} = v.e[k];"));
                 }
                 writeln!(w, "const unsigned k = 0;")?;
                 writeln!(w, "*reinterpret_cast<{VEC_TYPE}*>(&{to}) = v;")
@@ -356,11 +356,7 @@ fn block_store(w: &mut CWriter, n: u32, per: u32, to: &str) -> fmt::Result {
 
 /// `stmt` once, or for each `k < n` in an unrolled loop.
 fn per_k(w: &mut CWriter, n: u32, stmt: &str) -> fmt::Result {
-    if n == 1 && names_k(stmt) {
-        // One unit whose place still counts `k` (a wordvec vector of one
-        // 16-byte unit).
-        writeln!(w, "{{ const unsigned k = 0; {stmt} }}")
-    } else if n == 1 {
+    if n == 1 {
         writeln!(w, "{stmt}")
     } else {
         writeln!(w, "#pragma unroll")?;
@@ -368,13 +364,15 @@ fn per_k(w: &mut CWriter, n: u32, stmt: &str) -> fmt::Result {
     }
 }
 
-/// Whether C statement `stmt` uses the unit index `k` (as a whole identifier).
-fn names_k(stmt: &str) -> bool {
-    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    stmt.match_indices('k').any(|(i, _)| {
-        !stmt[..i].chars().next_back().is_some_and(ident)
-            && !stmt[i + 1..].chars().next().is_some_and(ident)
-    })
+/// [`per_k`] for a packed move's statement of unit `k` of its vector (`.e[k]`),
+/// which names `k` even where the vector holds one unit (a wordvec kernel of
+/// 16-byte units).
+fn per_unit(w: &mut CWriter, n: u32, stmt: &str) -> fmt::Result {
+    if n == 1 {
+        writeln!(w, "{{ const unsigned k = 0; {stmt} }}")
+    } else {
+        per_k(w, n, stmt)
+    }
 }
 
 /// Transposes the `n x n` block whose row `a` is `row(a)` in registers and stores
