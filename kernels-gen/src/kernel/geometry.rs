@@ -35,8 +35,8 @@ pub use crate::kernel::stage::{
     THIN_STAGE_REACH,
 };
 pub use crate::kernel::unit::{
-    all_elem_bytes, elem_align, elem_bytes_ok, unit_of, wordvec_unit, Unit, ELEM_SIZES,
-    MAX_ELEM_BYTES,
+    all_elem_bytes, elem_align, elem_bytes_ok, unit_of, vector_units, wordvec_unit, Unit,
+    ELEM_SIZES, MAX_ELEM_BYTES,
 };
 use serde::Serialize;
 
@@ -309,8 +309,8 @@ impl Geometry {
         }
         // A square tile of elements of 32, 48 or 64 bytes moves them as 16-byte
         // vectors, planar in shared memory like words.
-        if self.form == Form::Tile && self.elem_bytes > 16 && self.elem_bytes.is_multiple_of(16) {
-            return (Unit::U128, self.elem_bytes / 16);
+        if let Some(units) = vector_units(self.elem_bytes).filter(|_| self.form == Form::Tile) {
+            return units;
         }
         unit_of(self.elem_bytes).unwrap_or((Unit::U8, self.elem_bytes))
     }

@@ -64,6 +64,14 @@ pub fn unit_of(bytes: u32) -> Option<(Unit, u32)> {
     })
 }
 
+/// Elements of several 16-byte units (32, 48, 64 bytes) as `uint4`s, and how
+/// many make one; `None` for every other size. The square tile and the wordvec
+/// kernel move them so: a typed buffer's element addresses start on 16 bytes.
+pub fn vector_units(bytes: u32) -> Option<(Unit, u32)> {
+    (bytes > 16 && bytes <= MAX_ELEM_BYTES && bytes.is_multiple_of(16))
+        .then_some((Unit::U128, bytes / 16))
+}
+
 /// The unit a `wordvec` kernel moves elements of `bytes` in, and how many of
 /// them make an element: 16-byte vectors where an element is several of them
 /// (32, 48, 64 bytes), 32-bit words where it is an odd number of them (3 or
@@ -85,8 +93,8 @@ pub fn wordvec_unit(bytes: u32) -> Option<(Unit, u32)> {
     let odd = |n: u32| n >= 3 && !n.is_multiple_of(2);
     if bytes > MAX_ELEM_BYTES || !bytes.is_multiple_of(4) {
         None
-    } else if bytes > 16 && bytes.is_multiple_of(16) {
-        Some((Unit::U128, bytes / 16))
+    } else if let Some(units) = vector_units(bytes) {
+        Some(units)
     } else if odd(bytes / 4) {
         Some((Unit::U32, bytes / 4))
     } else if bytes.is_multiple_of(8) && odd(bytes / 8) {
