@@ -112,19 +112,19 @@ fn folded_tall_kernels_keep_the_unfolded_bank_proof() {
 #[test]
 fn gathered_boxes_run_the_folded_tall_kernel() {
     for (dims, perm, e, rows, cols) in [
-        (vec![5u64, 280, 12], vec![2usize, 1, 0], 4u32, 5 * 280, 12),
+        (vec![5u64, 400, 9], vec![2usize, 1, 0], 4u32, 5 * 400, 9),
         (vec![3, 400, 7], vec![2, 1, 0], 8, 3 * 400, 7),
         (vec![8, 260, 8], vec![2, 1, 0], 4, 8 * 260, 8),
         (
-            vec![5, 5, 2, 140, 12],
+            vec![5, 5, 2, 200, 9],
             vec![4, 0, 2, 3, 1],
             4,
-            5 * 2 * 140,
-            12,
+            5 * 2 * 200,
+            9,
         ),
-        (vec![6, 3, 560, 10], vec![0, 3, 2, 1], 4, 3 * 560, 10),
+        (vec![6, 3, 620, 9], vec![0, 3, 2, 1], 4, 3 * 620, 9),
         (vec![3, 4, 100, 7], vec![3, 1, 2, 0], 8, 3 * 4 * 100, 7),
-        (vec![2, 5, 3, 280, 12], vec![4, 2, 0, 3, 1], 4, 5 * 280, 12),
+        (vec![2, 5, 3, 400, 9], vec![4, 2, 0, 3, 1], 4, 5 * 400, 9),
     ] {
         let p = Permute::new(&dims, &perm, e);
         assert_eq!(
@@ -135,9 +135,12 @@ fn gathered_boxes_run_the_folded_tall_kernel() {
         let pad: Vec<u64> = (0..dims.len() as u64).map(|i| i % 2 + 1).collect();
         runs_folded_tall(p, rows, Layouts::Pad(None), &pad);
     }
-    // Tiles 23 columns wide stay tiles; matrices of 36 x 11 stay gathers; 1-
-    // and 2-byte boxes never run the tall kernel (it packs words): they
-    // gather down the columns of their chunks, or keep their tiles.
+    // Tiles 23 columns wide stay tiles; matrices of 500 x 9 stay gathers;
+    // boxes of 4-byte elements with 10 to 16 columns that a gather would use
+    // a quarter of each sector of keep their 16-wide tiles
+    // (`select::tile16`); 1- and 2-byte boxes never run the tall kernel (it
+    // packs words): they gather down the columns of their chunks, or keep
+    // their tiles.
     let tiles = |dims: &[u64], perm: &[usize], e: u32| {
         let p = plan(&Permute::new(dims, perm, e)).expect("plans");
         let k = plan_kernels(&p, Layouts::Pad(None)).expect("kernels build");
@@ -147,10 +150,16 @@ fn gathered_boxes_run_the_folded_tall_kernel() {
         tiles(&[6, 60787, 23], &[2, 1, 0], 4),
         (Kind::Transpose, Form::Tile)
     );
-    assert_eq!(
-        tiles(&[27, 784, 12, 3, 11], &[4, 0, 1, 3, 2], 4).0,
-        Kind::Gather
-    );
+    assert_eq!(tiles(&[40, 5, 100, 9], &[0, 3, 2, 1], 4).0, Kind::Gather);
+    for (dims, perm) in [
+        (&[27u64, 784, 12, 3, 11][..], &[4usize, 0, 1, 3, 2][..]),
+        (&[5, 280, 12], &[2, 1, 0]),
+    ] {
+        let p = plan(&Permute::new(dims, perm, 4)).expect("plans");
+        let k = plan_kernels(&p, Layouts::Xor).expect("kernels build");
+        let g = pick(&k, &p.shape).expect("a kernel fits").spec().geometry;
+        assert_eq!((p.kind, g.form, g.tile), (Kind::Transpose, Form::Tile, 16));
+    }
     assert_eq!(
         tiles(&[5, 139810, 12], &[2, 1, 0], 2),
         (Kind::Gather, Form::Small)
@@ -167,7 +176,7 @@ fn gathered_boxes_run_the_folded_tall_kernel() {
 /// never steps the batch stride past its matrix.
 #[test]
 fn a_box_of_one_matrix_runs_the_32_bit_build() {
-    let planned = plan(&Permute::new(&[5, 139810, 12], &[2, 1, 0], 4)).expect("plans");
+    let planned = plan(&Permute::new(&[5, 139810, 9], &[2, 1, 0], 4)).expect("plans");
     assert_eq!(planned.shape.batch, 1);
     assert!(planned.shape.rows * planned.shape.src_ld >= 1 << 32);
     let kernels = plan_kernels(&planned, Layouts::Pad(None)).expect("kernels build");

@@ -10,4 +10,5 @@ pub mod gather;
 pub mod permute;
 pub mod split;
 pub mod table;
+pub mod tile16;
 pub mod widen;

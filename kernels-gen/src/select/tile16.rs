@@ -1,0 +1,72 @@
+//! Where a folded permute transpose on the 16-wide tile keeps its tiles
+//! though the gather rules ([`crate::select::gather`]) would gather it.
+//!
+//! The gather rules count a tile's fill on 32-wide tiles, as they were
+//! measured; a folded transpose whose shorter side has at most 16 items runs
+//! the 16-wide tile ([`permute_tile`]), which that side fills further. Where
+//! the gather would also fetch its source sectors several times over, that
+//! tile runs faster for elements of 2 bytes and more.
+//!
+//! ```
+//! use bankfree_gen::select::permute::{plan_tiles, Permute};
+//! use bankfree_gen::select::tile16::tile16_keeps;
+//! // [5592, 25, 3, 2, 10] -> [3, 25, 10, 5592, 2]: 11184 x 10, rows folded.
+//! let tiles = plan_tiles(&Permute::new(&[5592, 25, 3, 2, 10], &[2, 1, 4, 0, 3], 4))?;
+//! assert!(tile16_keeps(&tiles.shape, 4, 0.125));  // an eighth of each sector gathered
+//! assert!(!tile16_keeps(&tiles.shape, 4, 1.0));   // the gather uses its sectors whole
+//! assert!(!tile16_keeps(&tiles.shape, 1, 0.125)); // 1-byte 16-wide tiles lose
+//! # Ok::<(), bankfree_gen::select::permute::PermuteError>(())
+//! ```
+
+use crate::ir::shape::{Fold, Shape};
+use crate::select::choice::{permute_tile, PERMUTE_TILE16_MAX_SIDE};
+
+/// The fewest items on the shorter side, and the most of each source sector a
+/// gather uses ([`crate::select::gather::sector_use`]), for which a folded
+/// transpose of `elem_bytes`-byte elements keeps its 16-wide tiles: 10 items
+/// and a quarter for 4-byte elements, 8 items and three quarters for 8- and
+/// 16-byte ones; `None` for the other sizes. 1-byte 16-wide tiles (16 bytes a
+/// row) lost to the gather on 16 of the 17 plans that counting fill on them
+/// changed, and 2-byte ones under this rule on 2 of 5, by more than they
+/// gained on the other 3 (0.64 -> 0.38 of memcpy on `[12,13,13443,8]
+/// [1,3,2,0]` f16); 12-byte and wider elements were not measured.
+///
+/// Measured on an H200 (`--example permute -- --shape ...`, the build before
+/// and the build with the rule, one call each, 2026-11-29) over every plan
+/// the rule changes among the random permutes of `permute --plans --random
+/// 12`: seeds 8 to 400, where the thresholds were read off, and seeds 401 to
+/// 800 as a check:
+///
+/// | seeds | plans | faster | slower | within 3% | below torch before / after |
+/// |---|---|---|---|---|---|
+/// | 8 to 400 | 39 | 34 | 2 | 3 | 12 / 0 |
+/// | 401 to 800 | 38 | 33 | 3 | 2 | 15 / 0 |
+///
+/// For example `[5592,25,3,2,10] [2,1,4,0,3]` f32 (11184 x 10, an eighth of
+/// each sector) ran at 0.31 of memcpy gathered and 0.61 as tiles (torch
+/// 0.45), `[466033,3,3] [2,1,0]` f64 at 0.46 and 0.95 (torch 0.52),
+/// `[43690,8,4,3] [3,2,0,1]` f64 at 0.44 and 1.17. The slower ones:
+/// `[1191,10,11,4,4,2] [0,5,2,4,3,1]` f64 1.04 -> 0.93, `[299,20,10,14,2,5]
+/// [0,5,1,3,4,2]` f32 0.76 -> 0.60, and `[a, J, 10] [2,1,0]` f32 with `a` of
+/// 2 and 4, which the tall kernel had run (0.70 -> 0.62). Where the gather
+/// used its sectors whole, or the side was shorter, it ran as fast as the
+/// tiles or faster (`[2,4,524288] [2,1,0]` f64 0.97 gathered, 0.83 as tiles;
+/// `[2570,8,4,51,2] [2,4,0,3,1]` f32, 8 x 102, 0.96 and 0.46).
+pub fn tile16_min_side(elem_bytes: u32) -> Option<(u64, f64)> {
+    match elem_bytes {
+        4 => Some((10, 0.25)),
+        8 | 16 => Some((8, 0.75)),
+        _ => None,
+    }
+}
+
+/// Whether a folded transpose `shape` of `elem_bytes`-byte elements, whose
+/// gather would use `used` of each source sector, keeps its 16-wide tiles
+/// ([`tile16_min_side`]).
+pub fn tile16_keeps(shape: &Shape, elem_bytes: u32, used: f64) -> bool {
+    let side = shape.rows.min(shape.cols);
+    shape.fold != Fold::NONE
+        && side <= PERMUTE_TILE16_MAX_SIDE
+        && permute_tile(elem_bytes, side).0 == 16
+        && tile16_min_side(elem_bytes).is_some_and(|(min, most)| side >= min && used <= most)
+}

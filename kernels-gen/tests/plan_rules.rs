@@ -1,0 +1,94 @@
+//! Which kernel a permute plan runs where two measured rules meet: the small
+//! kernel's reach over large unaligned 1-byte matrices, and the 16-wide tile
+//! against the gather (`select::tile16`).
+
+mod common;
+
+use common::permute::check;
+
+use bankfree_gen::select::permute::{pick, plan, plan_kernels, Kind, Permute};
+use bankfree_gen::Form;
+use bankfree_gen::Strategy as Layouts;
+
+/// The plan's kind and the form and width of the kernel that runs it with
+/// both pointers aligned (the swizzled layouts, the attribute's default).
+fn runs(dims: &[u64], perm: &[usize], e: u32) -> (Kind, Form, u32) {
+    let p = plan(&Permute::new(dims, perm, e)).expect("plans");
+    let kernels = plan_kernels(&p, Layouts::Xor).expect("kernels build");
+    let g = pick(&kernels, &p.shape)
+        .expect("a kernel fits")
+        .spec()
+        .geometry;
+    (p.kind, g.form, g.tile)
+}
+
+/// A batch of 1-byte matrices over outer axes whose sides are not multiples
+/// of 4 runs the small kernel only up to the matrices its 32-bit build takes
+/// (16384 elements); larger ones run what a plain batch of them runs (squat,
+/// thin or realign), and simulate like the CPU permute.
+#[test]
+fn large_unaligned_byte_matrices_over_outer_axes_leave_the_small_kernel() {
+    assert_eq!(runs(&[15, 15, 6, 24855], &[2, 0, 3, 1], 1).1, Form::Squat);
+    assert_eq!(
+        runs(&[60, 2, 7, 9986, 4], &[1, 0, 4, 2, 3], 1).1,
+        Form::Thin
+    );
+    assert_eq!(runs(&[8507, 29, 4, 34], &[2, 1, 3, 0], 1).1, Form::Realign);
+    // 15 x 61 matrices stay the small kernel's.
+    assert_eq!(runs(&[15, 15, 6, 61], &[2, 0, 3, 1], 1).1, Form::Small);
+    for (dims, perm) in [
+        (&[3u64, 15, 2, 2000][..], &[2usize, 0, 3, 1][..]),
+        (&[2, 2, 3, 2731, 4], &[1, 0, 4, 2, 3]),
+    ] {
+        let p = Permute::new(dims, perm, 1);
+        let ran = check(&p).unwrap_or_else(|e| panic!("{dims:?}: {e}"));
+        assert!(ran > 0, "{dims:?}");
+        let (_, form, _) = runs(dims, perm, 1);
+        assert!(
+            matches!(form, Form::Squat | Form::Thin),
+            "{dims:?}: {form:?}"
+        );
+    }
+}
+
+/// A folded transpose on the 16-wide tile keeps its tiles where the gather
+/// would fetch its source sectors several times over: 4-byte elements with
+/// 10 to 16 items on the short side and at most a quarter of each sector
+/// used, 8- and 16-byte ones from 8 items and up to three quarters. Shorter
+/// sides, sectors used whole and 1- and 2-byte elements gather as before.
+#[test]
+fn folded_16_wide_tiles_keep_their_tiles_where_the_gather_refetches() {
+    let tile16 = (Kind::Transpose, Form::Tile, 16);
+    // 11184 x 10 f32, an eighth of each sector gathered.
+    assert_eq!(runs(&[5592, 25, 3, 2, 10], &[2, 1, 4, 0, 3], 4), tile16);
+    // 232 x 12 f32.
+    assert_eq!(
+        runs(&[59, 25, 58, 2, 4, 12], &[0, 5, 1, 3, 2, 4], 4),
+        tile16
+    );
+    // 466033 x 9 f64, a quarter.
+    assert_eq!(runs(&[466033, 3, 3], &[2, 1, 0], 8), tile16);
+    // 8 x 102 f32: the side is short of 10.
+    assert_eq!(
+        runs(&[2570, 8, 4, 51, 2], &[2, 4, 0, 3, 1], 4).0,
+        Kind::Gather
+    );
+    // 8 x 524288 f64: the gather uses its sectors whole.
+    assert_eq!(runs(&[2, 4, 524288], &[2, 1, 0], 8).0, Kind::Gather);
+    // 1- and 2-byte elements.
+    assert_eq!(runs(&[4, 932067, 9], &[2, 1, 0], 1).0, Kind::Gather);
+    assert_eq!(
+        runs(&[1089, 22, 14, 5, 10], &[4, 2, 1, 0, 3], 2).0,
+        Kind::Gather
+    );
+    // Kept tiles simulate like the CPU permute.
+    for (dims, perm, e) in [
+        (&[1000u64, 2, 3, 2, 10][..], &[2usize, 1, 4, 0, 3][..], 4u32),
+        (&[300, 3, 3], &[2, 1, 0], 8),
+    ] {
+        let p = Permute::new(dims, perm, e);
+        assert_eq!(runs(dims, perm, e), tile16, "{dims:?}");
+        let ran = check(&p).unwrap_or_else(|err| panic!("{dims:?}: {err}"));
+        assert!(ran > 0, "{dims:?}");
+    }
+}
