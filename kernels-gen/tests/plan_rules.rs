@@ -53,9 +53,10 @@ fn large_unaligned_byte_matrices_over_outer_axes_leave_the_small_kernel() {
 
 /// A folded transpose on the 16-wide tile keeps its tiles where the gather
 /// would fetch its source sectors several times over: 4-byte elements with
-/// 10 to 16 items on the short side and at most a quarter of each sector
-/// used, 8- and 16-byte ones from 8 items and up to three quarters. Shorter
-/// sides, sectors used whole and 1- and 2-byte elements gather as before.
+/// 10 to 16 items on the short side (11 where the tall kernel would run it)
+/// and at most a quarter of each sector used, 8- and 16-byte ones from 8
+/// items and up to three quarters. Shorter sides, sectors used whole and 1-
+/// and 2-byte elements gather as before.
 #[test]
 fn folded_16_wide_tiles_keep_their_tiles_where_the_gather_refetches() {
     let tile16 = (Kind::Transpose, Form::Tile, 16);
@@ -81,6 +82,12 @@ fn folded_16_wide_tiles_keep_their_tiles_where_the_gather_refetches() {
         runs(&[1089, 22, 14, 5, 10], &[4, 2, 1, 0, 3], 2).0,
         Kind::Gather
     );
+    // Where the tall kernel would run it, 4-byte elements keep the tile
+    // from 11 items: a box of 10 columns runs the tall kernel, of 12 the
+    // tile; 8-byte boxes keep the tile from 8.
+    assert_eq!(runs(&[2, 419430, 10], &[2, 1, 0], 4).1, Form::Tall);
+    assert_eq!(runs(&[3, 233016, 12], &[2, 1, 0], 4), tile16);
+    assert_eq!(runs(&[3, 116508, 12], &[2, 1, 0], 8), tile16);
     // Kept tiles simulate like the CPU permute.
     for (dims, perm, e) in [
         (&[1000u64, 2, 3, 2, 10][..], &[2usize, 1, 4, 0, 3][..], 4u32),

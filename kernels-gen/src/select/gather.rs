@@ -30,7 +30,6 @@ use crate::kernel::geometry::{Form, Geometry, SMALL_MAX_ELEMS, SMALL_WIDE_MAX_EL
 use crate::kernel::spec::{Strategy, TransposeSpec};
 use crate::memo::Memo;
 use crate::select::choice::{fast_variant, shape_specs};
-use crate::select::tile16::tile16_keeps;
 
 /// The shape of a gather over merged `axes`, where a `small` kernel takes it:
 /// the destination one dense run (each axis's destination stride the product of
@@ -259,9 +258,6 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
         Some(_) => false,
         None => {
             let used = sector_use(axes, elem_bytes, chunk);
-            if tile16_keeps(shape, elem_bytes, used) {
-                return false;
-            }
             let fill = tile_fill(shape.rows) * tile_fill(shape.cols);
             if fill < GATHER_BELOW_FILL {
                 used >= GATHER_LOW_FILL_MIN_USE

@@ -13,6 +13,7 @@ use crate::select::gather::gathers;
 use crate::select::permute::axes::{rows_box, rows_past_tile};
 use crate::select::permute::call::{Kind, Plan};
 use crate::select::permute::error::PermuteError;
+use crate::select::permute::keeps_tile16;
 use crate::select::permute::lanes::lanes_gather;
 
 /// The vector widths a `copy` kernel of `elem_bytes` tries, widest first.
@@ -88,10 +89,12 @@ pub fn plan_kernels(plan: &Plan, strategy: Strategy) -> Result<Vec<Kernel>, Perm
             let thin = (elem_bytes <= 2 && r == 0)
                 .then(|| TransposeSpec::thin(elem_bytes))
                 .transpose()?;
-            let tall = (rows_past_tile(&plan.shape)
-                || (rows_box(&plan.shape) && gathers(&plan.axes, &plan.shape, elem_bytes)))
-            .then(|| folding_tall(elem_bytes, r, c))
-            .flatten();
+            let boxed = rows_box(&plan.shape)
+                && gathers(&plan.axes, &plan.shape, elem_bytes)
+                && !keeps_tile16(plan, true)?;
+            let tall = (rows_past_tile(&plan.shape) || boxed)
+                .then(|| folding_tall(elem_bytes, r, c))
+                .flatten();
             // A 16-wide tile that no padding makes conflict-free (`pad` on
             // 4-byte elements) leaves the side to the 32-wide one.
             let folded = |s: TransposeSpec| -> Result<Kernel, PermuteError> {

@@ -74,7 +74,8 @@ use crate::kernel::geometry::elem_bytes_ok;
 use crate::kernel::geometry::Form;
 use crate::kernel::spec::Strategy;
 use crate::kernel::spec::TransposeSpec;
-use crate::select::gather::{gather_shape, gathers, gathers_copy};
+use crate::select::gather::{gather_shape, gathers, gathers_copy, sector_use};
+use crate::select::tile16::tile16_keeps;
 use crate::select::widen::{widened, WIDEN_MAX_BYTES};
 use tall::tall_plan;
 
@@ -128,7 +129,11 @@ fn gathered(tiled: Plan) -> Result<Plan, PermuteError> {
         _ => false,
     };
     if gather {
-        if let Some(tall) = tall_plan(&tiled)? {
+        let tall = tall_plan(&tiled)?;
+        if keeps_tile16(&tiled, tall.is_some())? {
+            return Ok(tiled);
+        }
+        if let Some(tall) = tall {
             return Ok(tall);
         }
         if let Some(shape) = gather_shape(&tiled.axes) {
@@ -141,6 +146,16 @@ fn gathered(tiled: Plan) -> Result<Plan, PermuteError> {
         }
     }
     Ok(tiled)
+}
+
+/// Whether the transpose `tiled`, which the planner would gather (or run on
+/// the tall kernel, where `tall`), keeps its folded 16-wide tiles
+/// ([`tile16_keeps`], with the share of each source sector its gather uses).
+pub(super) fn keeps_tile16(tiled: &Plan, tall: bool) -> Result<bool, PermuteError> {
+    let e = tiled.elem_bytes;
+    let chunk = u64::from(TransposeSpec::small(e)?.geometry.small_chunk_elems());
+    let used = sector_use(&tiled.axes, e, chunk);
+    Ok(tiled.kind == Kind::Transpose && tile16_keeps(&tiled.shape, e, used, tall))
 }
 
 /// The plan of merged `axes` (every extent above 1) of `elem_bytes`-byte
