@@ -275,7 +275,7 @@ fn sampled_permute_kernels_compile_without_spills() {
             Strategy::Xor,
         ),
         (
-            Permute::new(&[4, 5, 3, 700, 12], &[4, 2, 0, 3, 1], 4),
+            Permute::new(&[4, 5, 3, 700, 9], &[4, 2, 0, 3, 1], 4),
             Strategy::Xor,
         ),
     ];
