@@ -79,7 +79,12 @@ pub fn tile16_min_side(elem_bytes: u32, tall: bool) -> Option<(u64, f64)> {
 /// (`[3,233016,12] [2,1,0]`, `[5,139810,12] [2,1,0]`, `[4,3,58254,12]
 /// [0,3,2,1]`) and 0.61 against 0.64 (`[5,5,2,140000,12] [4,0,2,3,1]`).
 /// 8-byte boxes ran faster as tiles from 8 items (`[3,116508,12] [2,1,0]`
-/// f64 1.10 against 0.85).
+/// f64 1.10 against 0.85). The 4-byte crossover is not settled: in a later
+/// call the same day, this build ran the 12-column boxes at 0.67 to 0.68 as
+/// tiles, and boxes of 14 and 16 columns, which every build runs as the same
+/// tiles, at 0.74 to 0.76 where the first call had 0.74 to 0.83; between
+/// calls these boxes move as much as the two kernels differ (the 8-byte ones
+/// held: 1.10 and 0.90).
 pub const TALL_TILE16_MIN_SIDE: u64 = 11;
 
 /// Whether a folded transpose `shape` of `elem_bytes`-byte elements, whose
