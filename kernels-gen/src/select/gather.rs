@@ -27,7 +27,7 @@ use crate::check::suit::unsuited;
 use crate::ir::expr::MAX_OUTER;
 use crate::ir::shape::{Axis, Fold, Outer, Shape};
 use crate::kernel::geometry::{Form, Geometry, SMALL_MAX_ELEMS, SMALL_WIDE_MAX_ELEMS};
-use crate::kernel::spec::{Strategy, TransposeSpec};
+use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::memo::Memo;
 use crate::select::choice::{fast_variant, shape_specs};
 
@@ -86,6 +86,16 @@ pub fn sector_use(axes: &[Axis], elem_bytes: u32, chunk: u64) -> f64 {
         near *= steps.min((chunk as f64 / a.dst as f64).max(1.0));
     }
     (near / per_sector).min(1.0)
+}
+
+/// [`sector_use`] over a block's chunk of the `small` kernel that gathers
+/// `elem_bytes`-byte elements (the share of each source sector a gather of
+/// merged `axes` uses).
+pub fn gather_sector_use(axes: &[Axis], elem_bytes: u32) -> Result<f64, SpecError> {
+    let chunk = TransposeSpec::small(elem_bytes)?
+        .geometry
+        .small_chunk_elems();
+    Ok(sector_use(axes, elem_bytes, u64::from(chunk)))
 }
 
 /// The least [`sector_use`] a gather needs to replace 1-byte tiles filled
@@ -231,12 +241,11 @@ fn split_gathers(shape: &Shape, elem_bytes: u32) -> bool {
 /// The gathering kernels themselves (`small`, `strip`, `planar`) keep their
 /// shapes.
 pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
-    let Ok(small) = TransposeSpec::small(elem_bytes) else {
+    let Ok(used) = gather_sector_use(axes, elem_bytes) else {
         return false;
     };
     let base = TransposeSpec::new(32, elem_bytes, Strategy::Xor);
     let narrow = base.map(|s| shape_specs(&s)).unwrap_or_default();
-    let chunk = u64::from(small.geometry.small_chunk_elems());
     // The first narrow kernel that takes the shape (the square tiles' `skew`
     // and `wordvec` are not narrow), or a thin one that would but for its
     // batch's short matrices; a tall kernel takes folded rows only
@@ -252,12 +261,10 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
     match first.map(|g| (g.form, g)) {
         Some((Form::Tall | Form::Wide, g)) => elems < u64::from(g.chunk_elems()) / 8,
         Some((Form::Thin, g)) => {
-            shape.rows < u64::from(g.thin_tile_rows())
-                && sector_use(axes, elem_bytes, chunk) >= GATHER_MIN_SECTOR_USE
+            shape.rows < u64::from(g.thin_tile_rows()) && used >= GATHER_MIN_SECTOR_USE
         }
         Some(_) => false,
         None => {
-            let used = sector_use(axes, elem_bytes, chunk);
             let fill = tile_fill(shape.rows) * tile_fill(shape.cols);
             if fill < GATHER_BELOW_FILL {
                 used >= GATHER_LOW_FILL_MIN_USE

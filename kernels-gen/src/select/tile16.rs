@@ -5,7 +5,7 @@
 //! measured; a folded transpose whose shorter side has at most 16 items runs
 //! the 16-wide tile ([`permute_tile`]), which that side fills further. Where
 //! the gather would also fetch its source sectors several times over, that
-//! tile runs faster for elements of 2 bytes and more.
+//! tile runs faster for elements of 4, 8 and 16 bytes.
 //!
 //! ```
 //! use bankfree_gen::select::permute::{plan_tiles, Permute};
@@ -20,7 +20,7 @@
 //! ```
 
 use crate::ir::shape::{Fold, Shape};
-use crate::select::choice::{permute_tile, PERMUTE_TILE16_MAX_SIDE};
+use crate::select::choice::permute_tile;
 
 /// The fewest items on the shorter side, and the most of each source sector a
 /// gather uses ([`crate::select::gather::sector_use`]), for which a folded
@@ -52,9 +52,8 @@ use crate::select::choice::{permute_tile, PERMUTE_TILE16_MAX_SIDE};
 /// 0.91 -> 0.85. (The tall kernel's boxes of 10 columns, `[a, J, 10]
 /// [2,1,0]` f32, also ran slower as tiles, 0.70 -> 0.62, which the second
 /// threshold below keeps on the tall kernel; the table counts that form.)
-/// Where the gather
-/// used its sectors whole, or the side was shorter, it ran as fast as the
-/// tiles or faster (`[2,4,524288] [2,1,0]` f64 0.97 gathered, 0.83 as tiles;
+/// Where the gather used its sectors whole, or the side was shorter, it ran
+/// as fast as the tiles or faster (`[2,4,524288] [2,1,0]` f64 0.97 gathered, 0.83 as tiles;
 /// `[2570,8,4,51,2] [2,4,0,3,1]` f32, 8 x 102, 0.96 and 0.46).
 ///
 /// Where the planner would run the `tall` kernel in place of the gather
@@ -93,7 +92,6 @@ pub const TALL_TILE16_MIN_SIDE: u64 = 11;
 pub fn tile16_keeps(shape: &Shape, elem_bytes: u32, used: f64, tall: bool) -> bool {
     let side = shape.rows.min(shape.cols);
     shape.fold != Fold::NONE
-        && side <= PERMUTE_TILE16_MAX_SIDE
         && permute_tile(elem_bytes, side).0 == 16
         && tile16_min_side(elem_bytes, tall).is_some_and(|(min, most)| side >= min && used <= most)
 }

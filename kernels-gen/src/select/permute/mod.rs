@@ -74,7 +74,7 @@ use crate::kernel::geometry::elem_bytes_ok;
 use crate::kernel::geometry::Form;
 use crate::kernel::spec::Strategy;
 use crate::kernel::spec::TransposeSpec;
-use crate::select::gather::{gather_shape, gathers, gathers_copy, sector_use};
+use crate::select::gather::{gather_sector_use, gather_shape, gathers, gathers_copy};
 use crate::select::tile16::tile16_keeps;
 use crate::select::widen::{widened, WIDEN_MAX_BYTES};
 use tall::tall_plan;
@@ -153,8 +153,7 @@ fn gathered(tiled: Plan) -> Result<Plan, PermuteError> {
 /// ([`tile16_keeps`], with the share of each source sector its gather uses).
 pub(super) fn keeps_tile16(tiled: &Plan, tall: bool) -> Result<bool, PermuteError> {
     let e = tiled.elem_bytes;
-    let chunk = u64::from(TransposeSpec::small(e)?.geometry.small_chunk_elems());
-    let used = sector_use(&tiled.axes, e, chunk);
+    let used = gather_sector_use(&tiled.axes, e)?;
     Ok(tiled.kind == Kind::Transpose && tile16_keeps(&tiled.shape, e, used, tall))
 }
 

@@ -2,15 +2,15 @@
 //! source rows, folded past a tile.
 
 use crate::kernel::geometry::Form;
-use crate::kernel::spec::{Strategy, TransposeSpec};
-use crate::select::gather::sector_use;
+use crate::kernel::spec::Strategy;
+use crate::select::gather::gather_sector_use;
 use crate::select::permute::axes::{rows_box, shape_of};
 use crate::select::permute::call::{Kind, Plan};
 use crate::select::permute::error::PermuteError;
 use crate::select::permute::list::{folding_tall, pick, plan_kernels};
 
 /// A gather uses less than this share of each source sector
-/// ([`sector_use`]) where the `tall` kernel, its rows folded on past a tile,
+/// ([`gather_sector_use`]) where the `tall` kernel, its rows folded on past a tile,
 /// runs the transpose instead ([`crate::select::permute`], step 5).
 ///
 /// Gather against the folded tall kernel, `--example permute -- --shape ...`
@@ -41,8 +41,7 @@ pub(super) fn tall_plan(tiled: &Plan) -> Result<Option<Plan>, PermuteError> {
     let Some(tall) = folding_tall(e, 1, 0).filter(|_| tiled.kind == Kind::Transpose) else {
         return Ok(None);
     };
-    let chunk = u64::from(TransposeSpec::small(e)?.geometry.small_chunk_elems());
-    if sector_use(&tiled.axes, e, chunk) >= TALL_MAX_SECTOR_USE {
+    if gather_sector_use(&tiled.axes, e)? >= TALL_MAX_SECTOR_USE {
         return Ok(None);
     }
     let shape = shape_of(&tiled.axes, e, true)?;
