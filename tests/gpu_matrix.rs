@@ -2,7 +2,8 @@
 //! shapes {1x1, 1x7, 7x1, 31x33, 1920x1080, 8191x8193, 2^21x3, 3x2^21}, plus batched,
 //! pitched (with gaps) and offset-view cases; and the skew, tall and wide kernels on
 //! the same shapes and on narrow ones (sides 1 to 32, batched, pitched, offset), the
-//! planar kernels on rows in blocks of 16 bytes, the realign kernels on odd sides,
+//! planar kernels on rows in blocks of 16 bytes, the interleave kernels on
+//! columns in blocks of 16 bytes, the realign kernels on odd sides,
 //! pitches and views, and on a matrix wide enough that they take its tiles down
 //! the columns. Random inputs, the output poisoned before every run, every
 //! element of the destination buffer compared bit-exact. Run on a GPU with
@@ -196,6 +197,20 @@ fn shapes() -> Vec<(&'static str, Shape, usize)> {
             },
             0,
         ),
+        // For the interleave kernels: columns in blocks of 16 bytes, 1 to 8
+        // rows, a batch with gaps and a pitched source, an aligned offset view.
+        ("3x65536", Shape::new(3, 65_536), 0),
+        ("offset views 8x8192", Shape::new(8, 8192), 16),
+        (
+            "batch 3 of 5x4096, gaps, pitched src",
+            Shape {
+                src_ld: 4112,
+                src_batch_stride: 5 * 4112 + 16,
+                dst_batch_stride: 4096 * 5 + 32,
+                ..Shape::batched(3, 5, 4096)
+            },
+            0,
+        ),
         // Odd sides, for every element size; for the realign kernels also odd
         // views (every source phase in a vector across the rows), a pitched
         // batch with gaps, and a batch of matrices smaller than their tile.
@@ -307,6 +322,7 @@ where
         (Form::Small, &[32]),
         (Form::Strip, &[32]),
         (Form::Planar, &[32]),
+        (Form::Interleave, &[32]),
         (Form::Realign, &[32]),
         (Form::Thin, &[32]),
         (Form::Squat, &[32]),

@@ -154,11 +154,12 @@ fn permute_names_the_width_entry_and_the_split_twin() {
         "--json",
     ]);
     assert!(v["split"].is_null() && v["entry"] == v["kernel"], "{v}");
-    // A squat call: its height's entry point, and the grid the runtime caps.
+    // A squat call (rows off 16-byte vectors, which the interleave kernel
+    // needs): its height's entry point, and the grid the runtime caps.
     let text = ok(&[
         "permute",
         "--dims",
-        "3,8294400",
+        "3,8294401",
         "--perm",
         "1,0",
         "--elem-bytes",

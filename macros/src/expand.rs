@@ -108,6 +108,7 @@ fn variant_tokens(k: &Kernel) -> TokenStream {
         Form::Strip => "Strip",
         Form::Copy => "Copy",
         Form::Planar => "Planar",
+        Form::Interleave => "Interleave",
         Form::Realign => "Realign",
         Form::Thin => "Thin",
         Form::Squat => "Squat",
@@ -182,6 +183,10 @@ fn with_fast(args: &Args, k: &Kernel, v: &Verdict) -> (Vec<TokenStream>, Vec<Str
             (Form::Strip, _) => " For matrices of a few rows it runs:".to_string(),
             (Form::Planar, _) => {
                 " For matrices of a few columns whose destination rows start on 16 bytes it runs:"
+                    .to_string()
+            }
+            (Form::Interleave, _) => {
+                " For wide matrices of a few rows stored in 16-byte runs, whose destination is one run, it runs:"
                     .to_string()
             }
             (Form::Realign, _) => {

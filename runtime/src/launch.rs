@@ -208,7 +208,7 @@ fn why_unfit(
     if let Some(r) = kernel_refusal(g, kernel.quotients(), shape) {
         return Some(Unfit::Shape(r));
     }
-    if g.realigns() || g.has_widths() {
+    if g.realigns() || g.stages_words() {
         return None; // any pointer
     }
     let bytes = u64::from(g.vec_bytes());

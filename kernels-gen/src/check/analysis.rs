@@ -24,7 +24,7 @@ pub use crate::check::instruction::{At, Instruction};
 use crate::check::thin::{executions, Exec};
 use crate::hw::bank::{self, Model};
 use crate::ir::expr::{Env, Var};
-use crate::kernel::geometry::{Form, MAX_NARROW};
+use crate::kernel::geometry::{Form, INTERLEAVE_MAX_ROWS, MAX_NARROW};
 use crate::kernel::layout::Layout;
 use crate::kernel::moves::{Mem, Move, Place};
 use crate::kernel::spec::TransposeSpec;
@@ -277,6 +277,10 @@ fn envs(kernel: &Kernel) -> Vec<Env> {
         // `check::squat`).
         Form::Thin | Form::Squat => Vec::new(),
         Form::Planar => vec![dense(long, 3, 0, 0)],
+        // Every height: each has its own stage mask and store stride.
+        Form::Interleave => (1..=INTERLEAVE_MAX_ROWS)
+            .map(|rows| dense(rows, 64 * u64::from(g.threads() * g.vec), 0, 0))
+            .collect(),
     }
 }
 

@@ -15,7 +15,7 @@ use crate::ir::expr::Var;
 use crate::ir::shape::{outer_params, Fold, Shape};
 use crate::kernel::fold;
 use crate::kernel::geometry::{
-    Form, Geometry, Quotients, COPY_MAX_COLS, MAX_NARROW, PLANAR_MAX_COLS,
+    Form, Geometry, Quotients, COPY_MAX_COLS, INTERLEAVE_MAX_ROWS, MAX_NARROW, PLANAR_MAX_COLS,
 };
 use crate::kernel::squat::SQUAT_MAX_ROWS;
 use crate::kernel::thin::{widths_of, THIN_MAX_COLS};
@@ -90,6 +90,9 @@ pub fn kernel_refusal(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opti
     if g.form == Form::Planar {
         return planar_refusal(g, shape);
     }
+    if g.form == Form::Interleave {
+        return interleave_refusal(g, shape);
+    }
     if g.realigns() {
         return None; // any shape, pitch, stride and pointer
     }
@@ -161,6 +164,7 @@ pub fn kernel_refusal(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opti
         | Form::Small
         | Form::Copy
         | Form::Planar
+        | Form::Interleave
         | Form::Realign
         | Form::Thin
         | Form::Squat
@@ -254,6 +258,39 @@ fn planar_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
         &Shape {
             cols: 0,
             src_ld: 0,
+            ..*shape
+        },
+    )
+}
+
+/// Why an `interleave` kernel cannot run `shape`, if it cannot: at most
+/// [`INTERLEAVE_MAX_ROWS`] rows whose destination is one run, and every block
+/// of `vec` columns a whole 16-byte vector of each source row and of the
+/// destination (cols, `src_ld` and every batch stride divisible by `vec`).
+fn interleave_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
+    let form = g.form;
+    if shape.rows > INTERLEAVE_MAX_ROWS {
+        return Some(Refusal::TooWide {
+            form,
+            side: "rows",
+            n: shape.rows,
+        });
+    }
+    if shape.dst_ld != shape.rows {
+        return Some(Refusal::NotOneRun {
+            form,
+            side: "rows",
+            n: shape.rows,
+            ld_name: "dst_ld",
+            ld: shape.dst_ld,
+            run: "destination rows",
+        });
+    }
+    vec_refusal(
+        g.vec,
+        &Shape {
+            rows: 0,
+            dst_ld: 0,
             ..*shape
         },
     )

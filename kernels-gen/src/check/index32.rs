@@ -233,7 +233,7 @@ fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
     }
     // Buffers in units (elements, words of a word array, or vectors; a realign
     // kernel indexes elements).
-    let unit = u128::from(if g.realigns() || g.has_widths() {
+    let unit = u128::from(if g.realigns() || g.stages_words() {
         g.elem_bytes
     } else {
         g.unit_bytes()
@@ -265,7 +265,9 @@ fn prove(g: &Geometry, shape: &Shape) -> Result<(), Wide> {
             Var::Lane => (0, 31),
             Var::Tx => (0, i128::from(g.tile) - 1),
             Var::Ty => (0, i128::from(g.block_rows) - 1),
-            _ if g.has_widths() && matches!(v, Var::J | Var::K | Var::Row) => {
+            // An interleave kernel's register step runs over the rows.
+            Var::K if g.form == Form::Interleave => (0, i128::from(shape.rows.max(1)) - 1),
+            _ if g.stages_words() && matches!(v, Var::J | Var::K | Var::Row) => {
                 widths_range(*v, g, shape, &c)
             }
             Var::J => (0, i128::from(c.max_iters) - 1),

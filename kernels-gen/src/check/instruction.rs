@@ -77,7 +77,7 @@ impl Op<'_> {
     ) -> Option<Instruction> {
         let g = &self.kernel.spec.geometry;
         let warps = g.threads().div_ceil(32);
-        let (iters, words) = (self.mv.iters, self.kernel.words);
+        let iters = self.mv.iters;
         // Where `k` only moves every lane by the same whole number of 32-bit words,
         // each `k` costs what `k = 0` costs (banks and words shift together), so
         // that access is computed once and counted for every `k`: the report is
@@ -105,7 +105,7 @@ impl Op<'_> {
         let mut inst: Option<Instruction> = None;
         for (base, n, warp, j) in runs {
             let mut same: Option<Access> = None;
-            for k in 0..words {
+            for k in 0..self.kernel.step_units(self.mv, base.0) {
                 let at = At { warp, j, k };
                 let acc = match &same {
                     Some(acc) => acc.clone(),

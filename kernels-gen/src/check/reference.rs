@@ -27,6 +27,30 @@ pub fn transpose_block(regs: &[[u8; 16]], elem: usize, per: usize) -> Vec<[u8; 1
     out
 }
 
+/// The inverse of [`transpose_block`], the register step of an `interleave`
+/// kernel: `n = regs.len()` vectors of `per` elements, one row's each, become
+/// the block read as one run of `per` positions of `n` elements: element `i` of
+/// vector `c` becomes element `i * n + c` of the run.
+///
+/// ```
+/// use bankfree_gen::check::reference::{interleave_block, transpose_block};
+/// let rows = [[0u8; 16], [1u8; 16], [2u8; 16]];
+/// let run = interleave_block(&rows, 1, 16);
+/// assert_eq!(&run[0][..6], &[0, 1, 2, 0, 1, 2]);
+/// assert_eq!(transpose_block(&run, 1, 16), rows);
+/// ```
+pub fn interleave_block(regs: &[[u8; 16]], elem: usize, per: usize) -> Vec<[u8; 16]> {
+    let n = regs.len();
+    let mut out = vec![[0u8; 16]; n];
+    for (c, row) in regs.iter().enumerate() {
+        for i in 0..per {
+            let (v, e) = ((i * n + c) / per, (i * n + c) % per);
+            out[v][e * elem..(e + 1) * elem].copy_from_slice(&row[i * elem..(i + 1) * elem]);
+        }
+    }
+    out
+}
+
 /// A plain CPU transpose (the reference the tests and examples compare with):
 /// elements of `dst` outside the destination matrix are left as they are.
 pub fn transpose_elems<T: Copy>(shape: &Shape, src: &[T], dst: &mut [T]) -> Result<(), ShapeError> {

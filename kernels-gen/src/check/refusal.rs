@@ -7,7 +7,9 @@
 //! assert!(r.to_string().contains("cols = 41"));
 //! ```
 
-use crate::kernel::geometry::{Form, MAX_NARROW, PLANAR_MAX_COLS, SMALL_MAX_ELEMS};
+use crate::kernel::geometry::{
+    Form, INTERLEAVE_MAX_ROWS, MAX_NARROW, PLANAR_MAX_COLS, SMALL_MAX_ELEMS,
+};
 use crate::kernel::squat::SQUAT_MAX_ROWS;
 use crate::kernel::thin::THIN_MAX_COLS;
 use std::fmt;
@@ -67,14 +69,16 @@ pub enum Refusal {
     Narrow { cols: u64, tile: u32 },
     /// A planar kernel and a matrix of fewer blocks of rows than it has threads.
     FewRows { rows: u64, min: u64 },
-    /// A `squat` kernel and matrices narrower than one of its tiles.
-    FewCols { cols: u64, min: u64 },
+    /// A `squat` or `interleave` kernel and matrices narrower than one of its
+    /// tiles.
+    FewCols { form: Form, cols: u64, min: u64 },
     /// A `thin` kernel with folded columns and a batch of matrices shorter
     /// than half one of its sub-tiles ([`crate::check::suit::thin_min_rows`]).
     ShortItems { rows: u64, min: u64 },
     /// A `squat` kernel and a height the strip kernel runs faster: an even one,
     /// the planner leaves to the strip kernel ([`crate::check::suit::squat_suits_height`]).
     StripHeight { rows: u64 },
+
     /// A tall kernel of 1- or 2-byte elements and more columns than it is
     /// faster for.
     TileWins {
@@ -129,8 +133,16 @@ impl fmt::Display for Refusal {
             Refusal::TooWide { form, side, n } => write!(
                 f,
                 "{side} = {n}: a {form} kernel takes at most {} {side}; {}",
-                if form == Form::Planar { PLANAR_MAX_COLS } else { MAX_NARROW },
-                if form == Form::Planar { "a tall or tile kernel runs it" } else { "a tile kernel runs it" }
+                match form {
+                    Form::Planar => PLANAR_MAX_COLS,
+                    Form::Interleave => INTERLEAVE_MAX_ROWS,
+                    _ => MAX_NARROW,
+                },
+                match form {
+                    Form::Planar => "a tall or tile kernel runs it",
+                    Form::Interleave => "a squat, strip or tile kernel runs it",
+                    _ => "a tile kernel runs it",
+                }
             ),
             Refusal::NotOneRun {
                 form,
@@ -195,10 +207,12 @@ impl fmt::Display for Refusal {
                 f,
                 "rows = {rows} is below {min}: a thin kernel's block would idle on each matrix of the batch (a gather or the tile runs it)"
             ),
-            Refusal::FewCols { cols, min } => write!(
+            Refusal::FewCols { form, cols, min } => write!(
                 f,
-                "cols = {cols} is below {min}: most of a squat kernel's tile would idle (the strip or small kernel runs it)"
+                "cols = {cols} is below {min}: most of {} {form} kernel's tile would idle (the strip or small kernel runs it)",
+                if form == Form::Interleave { "an" } else { "a" }
             ),
+
             Refusal::StripHeight { rows } => write!(
                 f,
                 "rows = {rows}: the strip kernel runs this height faster (a squat kernel runs {SQUAT_HEIGHTS})"

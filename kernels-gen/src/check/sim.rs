@@ -20,7 +20,7 @@
 use crate::check::fit::kernel_refusal;
 use crate::check::index32;
 use crate::check::realign;
-pub use crate::check::reference::{reference, transpose_block, transpose_elems};
+pub use crate::check::reference::{interleave_block, reference, transpose_block, transpose_elems};
 use crate::check::walk::{check_writes, each_thread, walk};
 pub use crate::check::walk::{Grid, SimError, Stats};
 use crate::check::{squat, thin};
@@ -215,12 +215,6 @@ pub fn run_offsets(
     if let Some(q) = kernel.squat() {
         return squat::run(kernel, q, shape, (src, m.dst), grid, &mut env, ntiles);
     }
-    // Units per thread step: a planar kernel's are its source's columns.
-    let units = if g.form == Form::Planar {
-        u32::try_from(shape.cols).unwrap_or(u32::MAX)
-    } else {
-        kernel.words
-    };
 
     let stats = walk(kernel, shape, grid, &mut env, ntiles, |env, block| {
         m.block = block;
@@ -238,6 +232,7 @@ pub fn run_offsets(
                 from: Tape::per_thread(&mv.from.index, env),
                 to: Tape::per_thread(&mv.to.index, env),
             };
+            let units = kernel.step_units(mv, env);
             each_thread(kernel, env, |env| {
                 for j in 0..mv.iters {
                     env.set(Var::J, i64::from(j));
@@ -385,7 +380,12 @@ impl Memory<'_> {
         }
         if mv.transpose {
             let g = &kernel.spec.geometry;
-            regs = transpose_block(&regs, g.elem_bytes as usize, g.vec as usize);
+            let (elem, per) = (g.elem_bytes as usize, g.vec as usize);
+            regs = if g.form == Form::Interleave {
+                interleave_block(&regs, elem, per)
+            } else {
+                transpose_block(&regs, elem, per)
+            };
         }
         let mut written = 0;
         for (k, value) in units.zip(regs.iter()) {

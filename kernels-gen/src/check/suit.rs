@@ -279,8 +279,21 @@ pub fn kernel_unsuited(g: &Geometry, quotients: Quotients, shape: &Shape) -> Opt
     let squat_cols = u64::from(SQUAT_BLOCKS) * u64::from(g.vec);
     if g.squats() && shape.cols < squat_cols {
         return Some(Refusal::FewCols {
+            form: g.form,
             cols: shape.cols,
             min: squat_cols,
+        });
+    }
+    // An interleave tile is at least a block of `vec` columns per thread:
+    // narrower matrices leave threads idle (the strip or small kernel gathers
+    // them). Every height it takes, it runs faster than the squat and strip
+    // kernels (`kernel::interleave` has the figures).
+    let interleave_cols = u64::from(g.threads()) * u64::from(g.vec);
+    if g.form == Form::Interleave && shape.cols < interleave_cols {
+        return Some(Refusal::FewCols {
+            form: g.form,
+            cols: shape.cols,
+            min: interleave_cols,
         });
     }
     if g.squats() && !squat_suits_height(g.elem_bytes, shape.rows) {

@@ -36,6 +36,15 @@
 //!   of `vec` whole source rows (`16 / elem_bytes` of them) as `cols` 16-byte
 //!   vectors, transposes it in registers and stores one 16-byte vector to each
 //!   destination row: no shared memory, every access a whole aligned vector.
+//! * [`Form::Interleave`]: the mirror of `planar`: sources of at most
+//!   [`INTERLEAVE_MAX_ROWS`](crate::kernel::geometry::INTERLEAVE_MAX_ROWS) rows
+//!   of 1- or 2-byte elements (an image's planes) whose rows start on 16
+//!   bytes, into a destination stored as one run (`dst_ld == rows`). A thread
+//!   loads one 16-byte vector of each source row (a block of `16 /
+//!   elem_bytes` columns), interleaves them in registers into the block's
+//!   `rows` destination vectors and stores them to a shared stage, which the
+//!   block writes out as one run of 16-byte vectors
+//!   ([`crate::kernel::interleave`]).
 //! * [`Form::Realign`]: 1- and 2-byte elements of any shape, pitch and pointer
 //!   ([`Geometry::realigns`](crate::kernel::geometry::Geometry::realigns)): a tile of `tile * vec` source rows and columns
 //!   (128 x 128 bytes for 1-byte elements), `vec = 4 / elem_bytes` elements to a
@@ -89,6 +98,7 @@ pub enum Form {
     Strip,
     Copy,
     Planar,
+    Interleave,
     Realign,
     Thin,
     Squat,
@@ -96,7 +106,7 @@ pub enum Form {
 }
 
 /// Every form.
-pub const FORMS: [Form; 12] = [
+pub const FORMS: [Form; 13] = [
     Form::Tile,
     Form::Skew,
     Form::Tall,
@@ -105,6 +115,7 @@ pub const FORMS: [Form; 12] = [
     Form::Strip,
     Form::Copy,
     Form::Planar,
+    Form::Interleave,
     Form::Realign,
     Form::Thin,
     Form::Squat,
@@ -122,6 +133,7 @@ impl fmt::Display for Form {
             Form::Strip => "strip",
             Form::Copy => "copy",
             Form::Planar => "planar",
+            Form::Interleave => "interleave",
             Form::Realign => "realign",
             Form::Thin => "thin",
             Form::Squat => "squat",

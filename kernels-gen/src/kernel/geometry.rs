@@ -22,8 +22,8 @@ pub use crate::kernel::form::{Form, FORMS};
 use crate::kernel::layout::Layout;
 pub use crate::kernel::limits::{
     allowed_block_rows, allowed_vecs, default_block_rows, small_vec, CHUNK_BYTES, COPY_ITERS,
-    COPY_MAX_COLS, MAX_NARROW, MAX_THREADS, PLANAR_MAX_COLS, REALIGN_BLOCK_ROWS, REALIGN_PITCH,
-    SMALL_ITERS, SMALL_VEC_BYTES, TILES, VECS, WORDVEC_BYTES,
+    COPY_MAX_COLS, INTERLEAVE_MAX_ROWS, MAX_NARROW, MAX_THREADS, PLANAR_MAX_COLS,
+    REALIGN_BLOCK_ROWS, REALIGN_PITCH, SMALL_ITERS, SMALL_VEC_BYTES, TILES, VECS, WORDVEC_BYTES,
 };
 pub use crate::kernel::quotients::{
     Quotients, SMALL_EXACT_MAX_ELEMS, SMALL_ITEMS_MAX_BATCH, SMALL_MAX_ELEMS, SMALL_WIDE_MAX_ELEMS,
@@ -149,17 +149,23 @@ impl Geometry {
     }
 
     /// Whether the kernel has an entry point per width, a constant inside each
-    /// (`thin`: the source's columns, `squat`: its rows).
+    /// (`thin`: the source's columns, `squat` and `interleave`: its rows).
     pub fn has_widths(&self) -> bool {
         self.width_var().is_some()
     }
 
+    /// Whether the kernel moves 1- or 2-byte elements as 32-bit words through
+    /// a stage whose pitch is its width (`thin` and `squat`).
+    pub fn stages_words(&self) -> bool {
+        self.thins() || self.squats()
+    }
+
     /// The parameter an entry point per width holds constant: a `thin`
-    /// kernel's columns, a `squat` kernel's rows.
+    /// kernel's columns, a `squat` or `interleave` kernel's rows.
     pub fn width_var(&self) -> Option<Var> {
         if self.thins() {
             Some(Var::Cols)
-        } else if self.squats() {
+        } else if self.squats() || self.form == Form::Interleave {
             Some(Var::Rows)
         } else {
             None
@@ -168,7 +174,7 @@ impl Geometry {
 
     /// The width whose entry point runs a call of `shape`, for a kernel with
     /// an entry point per width ([`Geometry::width_var`]): the call's columns
-    /// (`thin`) or rows (`squat`).
+    /// (`thin`) or rows (`squat`, `interleave`).
     pub fn width_of(&self, shape: &Shape) -> Option<u64> {
         match self.width_var()? {
             Var::Rows => Some(shape.rows),
@@ -287,14 +293,14 @@ impl Geometry {
         if self.realigns() {
             return (Unit::U32, self.realign_cols());
         }
-        if self.has_widths() {
+        if self.stages_words() {
             return (Unit::U32, 1);
         }
         if self.wordvecs() {
             let unit = wordvec_unit(self.elem_bytes).map_or(Unit::U32, |(u, _)| u);
             return (unit, self.vec);
         }
-        if matches!(self.form, Form::Copy | Form::Planar) && self.vec > 1 {
+        if matches!(self.form, Form::Copy | Form::Planar | Form::Interleave) && self.vec > 1 {
             return unit_of(self.vec_bytes())
                 .map(|(u, _)| (u, 1))
                 .unwrap_or((Unit::U8, 1));
@@ -397,7 +403,7 @@ impl Geometry {
     /// Bytes of one shared-memory access (an element, a word of a word array or a
     /// vector).
     pub fn unit_bytes(&self) -> u32 {
-        if self.realigns() || self.has_widths() {
+        if self.realigns() || self.stages_words() {
             return 4;
         }
         if self.wordvecs() {
@@ -425,6 +431,8 @@ impl Geometry {
             (_, Layout::Direct) => 0,
             (Form::Thin, _) => u64::from(thin_shared_words()),
             (Form::Squat, _) => u64::from(squat_stage_words(SQUAT_MAX_ROWS)),
+            // A vector of each of the tallest height's rows per thread.
+            (Form::Interleave, _) => INTERLEAVE_MAX_ROWS * u64::from(self.threads()),
             (Form::Tall | Form::Wide, Layout::Pad(n)) => {
                 let e = u64::from(self.chunk_elems());
                 e + e / u64::from(self.bank_row_units()) * u64::from(n)

@@ -60,6 +60,7 @@ pub fn grid(strategies: &[Strategy]) -> Vec<TransposeSpec> {
         (Form::Small, &[32]),
         (Form::Strip, &[32]),
         (Form::Planar, &[32]),
+        (Form::Interleave, &[32]),
         (Form::Realign, &[32]),
         (Form::Thin, &[32]),
         (Form::Squat, &[32]),

@@ -19,6 +19,10 @@ pub const WORDVEC_BYTES: u32 = 16;
 /// 16-byte vectors in registers.
 pub const PLANAR_MAX_COLS: u64 = 8;
 
+/// The most source rows an `interleave` kernel takes: its thread holds `2 *
+/// rows` 16-byte vectors in registers, and its shared stage `rows` of them.
+pub const INTERLEAVE_MAX_ROWS: u64 = 8;
+
 /// Vectors a `copy` kernel's thread moves per chunk (twice as many where they
 /// are staged: [`Geometry::copy_iters`](crate::kernel::geometry::Geometry::copy_iters)).
 pub const COPY_ITERS: u32 = 4;

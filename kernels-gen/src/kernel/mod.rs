@@ -31,6 +31,7 @@ pub(crate) mod fold;
 pub mod form;
 pub mod geometry;
 pub mod grid;
+pub mod interleave;
 pub mod launch;
 pub mod layout;
 pub mod limits;
@@ -55,9 +56,10 @@ pub mod wordvec;
 
 pub use variant::Variant;
 
-use crate::ir::expr::Expr;
+use crate::ir::expr::{Env, Expr, Var};
 use crate::ir::guard::Less;
-use crate::kernel::geometry::{Quotients, Unit};
+use crate::kernel::geometry::{Form, Quotients, Unit};
+use crate::kernel::interleave::interleave_stage_vectors;
 use crate::kernel::layout::Layout;
 use crate::kernel::moves::{Mem, Move};
 use crate::kernel::order::TileOrder;
@@ -170,6 +172,20 @@ impl Kernel {
         self.words
     }
 
+    /// Units a thread moves per step of `mv` under `env`: the source's columns
+    /// of a planar kernel, the source's rows in an interleave kernel's
+    /// register transpose (`Var::K` runs over them), else [`Kernel::words`].
+    pub fn step_units(&self, mv: &Move, env: &Env) -> u32 {
+        let per_call = match self.spec.geometry.form {
+            Form::Planar => Some(Var::Cols),
+            Form::Interleave if mv.transpose => Some(Var::Rows),
+            _ => None,
+        };
+        per_call.map_or(self.words, |v| {
+            u32::try_from(env.get(v)).unwrap_or(u32::MAX)
+        })
+    }
+
     /// Rows of the shared tile (for the narrow forms, of the chunk seen as rows of
     /// `tile` units).
     pub fn shared_rows(&self) -> u32 {
@@ -237,6 +253,9 @@ impl Kernel {
 
     /// Shared memory per block, in bytes.
     pub fn shared_bytes(&self) -> u64 {
+        if let (Some(w), Form::Interleave) = (self.width, self.spec.geometry.form) {
+            return u64::from(interleave_stage_vectors(&self.spec.geometry, w)) * 16;
+        }
         if let Some(w) = self.width {
             let words = if self.squat.is_some() {
                 squat_stage_words(w)

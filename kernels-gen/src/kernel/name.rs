@@ -1,7 +1,7 @@
 //! A kernel's names: its entry point, derived from what it is built from, and one
 //! line that describes it for people.
 
-use crate::kernel::geometry::{Form, Quotients, MAX_NARROW, PLANAR_MAX_COLS};
+use crate::kernel::geometry::{Form, Quotients, INTERLEAVE_MAX_ROWS, MAX_NARROW, PLANAR_MAX_COLS};
 use crate::kernel::layout::Layout;
 use crate::kernel::order::TileOrder;
 use crate::kernel::spec::Strategy;
@@ -12,9 +12,9 @@ impl Kernel {
     /// resolution, shared memory.
     pub fn describe(&self) -> String {
         let (s, g) = (&self.spec, &self.spec.geometry);
-        let vec = if g.realigns() || g.has_widths() {
+        let vec = if g.realigns() || g.stages_words() {
             format!(", {} elements per 32-bit word", g.vec)
-        } else if g.vec > 1 && g.form == Form::Planar {
+        } else if g.vec > 1 && matches!(g.form, Form::Planar | Form::Interleave) {
             format!(", {} elements per 16-byte vector", g.vec)
         } else if g.vec > 1 && g.form == Form::Copy {
             format!(
@@ -113,6 +113,12 @@ impl Kernel {
                 g.copy_chunk(),
                 g.vec,
                 PLANAR_MAX_COLS
+            ),
+            Form::Interleave => format!(
+                "interleave: runs of {} blocks of {} source columns of up to {} rows, each interleaved in registers, staged and stored as 16-byte vectors",
+                g.threads(),
+                g.vec,
+                INTERLEAVE_MAX_ROWS
             ),
         };
         let what = if self.order == TileOrder::Columns && g.form == Form::Small {

@@ -80,7 +80,7 @@ impl FromStr for Form {
             .find(|f| f.to_string() == s.trim())
             .ok_or_else(|| SpecError::Form {
                 value: s.into(),
-                why: "expected tile, skew, tall, wide, small, strip, copy, planar, realign, thin, \
+                why: "expected tile, skew, tall, wide, small, strip, copy, planar, interleave, realign, thin, \
                       squat or wordvec"
                     .into(),
             })
@@ -219,6 +219,21 @@ impl TransposeSpec {
         Ok(spec)
     }
 
+    /// The `interleave` kernel for 1- or 2-byte elements (32 x 8 threads, `pad`,
+    /// one 16-byte vector per access: `vec = 16 / elem_bytes`), validated.
+    ///
+    /// ```
+    /// use bankfree_gen::{Kernel, TransposeSpec};
+    /// let k = Kernel::build(TransposeSpec::interleave(1)?)?;
+    /// assert_eq!(k.entry_name(), "bankfree_transpose_t32_r8_e1_v16_pad0_interleave");
+    /// assert!(k.verdict().conflict_free);
+    /// assert!(TransposeSpec::interleave(4).is_err());
+    /// # Ok::<(), bankfree_gen::SpecError>(())
+    /// ```
+    pub fn interleave(elem_bytes: u32) -> Result<Self, SpecError> {
+        TransposeSpec::new(32, elem_bytes, Strategy::Pad(None))?.with_form(Form::Interleave)
+    }
+
     /// The `planar` kernel for 1- or 2-byte elements (32 x 8 threads, `naive`, one
     /// 16-byte vector per access: `vec = 16 / elem_bytes`), validated.
     ///
@@ -336,7 +351,7 @@ impl TransposeSpec {
             if form == Form::Tall && g.elem_bytes < 4 && g.vec == 1 {
                 g.vec = 4 / g.elem_bytes;
             }
-            if form == Form::Planar && g.vec == 1 {
+            if matches!(form, Form::Planar | Form::Interleave) && g.vec == 1 {
                 g.vec = 16 / g.elem_bytes.max(1);
             }
             if matches!(form, Form::Realign | Form::Thin | Form::Squat)

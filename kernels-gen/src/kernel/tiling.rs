@@ -4,6 +4,7 @@
 use crate::ir::expr::{Expr, Var};
 use crate::ir::guard::Less;
 use crate::kernel::geometry::{Form, Geometry};
+use crate::kernel::interleave::{stage_mask, tile_blocks};
 use crate::kernel::order::TileOrder;
 
 /// The named values of a kernel over its parameters, and its number of tiles (or
@@ -219,6 +220,20 @@ pub(crate) fn tiling(g: &Geometry) -> Tiling {
                 cols,
                 chunk: Expr::Lit(chunk),
                 mat: total,
+                ..Tiling::new(lets, ntiles, more)
+            }
+        }
+        Form::Interleave => {
+            // Each batch item is `bv` blocks of `vec` columns; a tile is
+            // `tile_blocks`, `bpt` of them per thread ([`tile_blocks`]).
+            let bv = Expr::named("bv", v(Var::Cols) / vec);
+            let (bpt, chunk) = tile_blocks(g);
+            let ntiles = Expr::named("ntiles", (bv.clone() + chunk.clone() - 1) / chunk.clone());
+            let more = Less(v(Var::Tile) * chunk.clone(), bv.clone());
+            let lets = vec![bv.clone(), bpt, chunk.clone(), ntiles.clone(), stage_mask()];
+            Tiling {
+                chunk,
+                mat: bv,
                 ..Tiling::new(lets, ntiles, more)
             }
         }

@@ -34,7 +34,7 @@ impl TransposeSpec {
         if g.wordvecs() {
             return self.validate_wordvec();
         }
-        if g.has_widths() {
+        if g.stages_words() {
             return self.validate_thin();
         }
         let allowed = allowed_block_rows(g.tile);
@@ -59,6 +59,9 @@ impl TransposeSpec {
         }
         if g.form == Form::Planar {
             return self.validate_planar();
+        }
+        if g.form == Form::Interleave {
+            return self.validate_interleave();
         }
         if g.vec != 1 {
             let bad = |why: &str| SpecError::Vec {
@@ -162,6 +165,43 @@ impl TransposeSpec {
             });
         }
         Ok(())
+    }
+
+    /// An `interleave` kernel moves 16-byte vectors of 1- or 2-byte elements
+    /// with 32 x 8 threads (a lane per block of columns) through a shared stage
+    /// the generator swizzles per height.
+    fn validate_interleave(&self) -> Result<(), SpecError> {
+        let g = &self.geometry;
+        if !matches!(g.elem_bytes, 1 | 2) {
+            return self.refuse(format!(
+                "an interleave kernel moves 1- or 2-byte elements, not {}-byte ones; a wide kernel moves wider elements",
+                g.elem_bytes
+            ));
+        }
+        if g.vec_bytes() != 16 {
+            return Err(SpecError::Vec {
+                value: g.vec,
+                elem_bytes: g.elem_bytes,
+                why: format!(
+                    "an interleave kernel moves 16-byte vectors; use vec = {}",
+                    16 / g.elem_bytes
+                ),
+            });
+        }
+        if (g.tile, g.block_rows) != (32, 8) {
+            return self.refuse(format!(
+                "an interleave kernel runs 32 x 8 threads (tile = 32, block_rows = 8: a lane per \
+                 block of columns), not {} x {}",
+                g.tile, g.block_rows
+            ));
+        }
+        match self.strategy {
+            Strategy::Pad(None | Some(0)) | Strategy::None => Ok(()),
+            Strategy::Naive => self.refuse("it works through shared memory; naive has none"),
+            _ => self.refuse(
+                "an interleave kernel's stage is swizzled per height by the generator; use strategy = pad",
+            ),
+        }
     }
 
     /// A kernel of 1- or 2-byte elements moved as 32-bit words (`vec = 4 /

@@ -7,6 +7,7 @@ use crate::ir::expr::{Expr, Var, MAX_OUTER};
 use crate::kernel::batch::batch_base;
 use crate::kernel::copy::copy_moves;
 use crate::kernel::geometry::{Form, Quotients};
+use crate::kernel::interleave::{interleave_moves, interleave_widths};
 use crate::kernel::layout::{swizzle_candidates, Layout, MAX_PAD};
 use crate::kernel::narrow::{narrow_moves, packed_swizzle, packed_tall_moves};
 use crate::kernel::order::TileOrder;
@@ -126,6 +127,8 @@ impl Kernel {
             widths_of(g)
         } else if g.squats() {
             squat_widths()
+        } else if g.form == Form::Interleave {
+            interleave_widths()
         } else {
             return Err(SpecError::Width { cols, form: g.form });
         };
@@ -169,6 +172,7 @@ impl Kernel {
         let widths: Vec<u32> = match (&self.thin, &self.squat) {
             (Some(_), _) => widths_of(&self.spec.geometry).collect(),
             (_, Some(_)) => squat_widths().collect(),
+            _ if self.spec.geometry.form == Form::Interleave => interleave_widths().collect(),
             _ => return vec![self.clone()],
         };
         widths
@@ -319,7 +323,7 @@ impl Kernel {
             if vec > 1
                 && matches!(
                     geometry.form,
-                    Form::Tile | Form::Skew | Form::Copy | Form::Planar
+                    Form::Tile | Form::Skew | Form::Copy | Form::Planar | Form::Interleave
                 )
             {
                 Expr::var(x) / vec
@@ -374,6 +378,7 @@ impl Kernel {
             Form::Strip => strip_moves(&geometry, &tiling, words, &batch),
             Form::Copy => copy_moves(&geometry, &tiling, words, &batch),
             Form::Planar => planar_moves(&geometry, &tiling, &batch),
+            Form::Interleave => interleave_moves(&geometry, &tiling.mat, &batch),
             Form::Wordvec => wordvec_moves(&geometry, layout, &tiling, &batch, order),
             Form::Realign => {
                 let (lets, moves, r) = realign_moves(&geometry, layout, &tiling, &batch, order);

@@ -133,7 +133,7 @@ pub(crate) const INDEX_TYPE: &str = "bf_index";
 /// The C type of one access of `k`.
 pub(crate) fn access_type(k: &Kernel) -> &'static str {
     // A realign kernel's pointers are of elements (its shared tile of words).
-    if k.spec.geometry.realigns() || k.spec.geometry.has_widths() {
+    if k.spec.geometry.realigns() || k.spec.geometry.stages_words() {
         return k.spec.geometry.elem_unit().c_type();
     }
     // A packing kernel moves units and whole vectors through a cast, and so

@@ -22,6 +22,7 @@ use crate::kernel::thin::thin_min_blocks;
 use crate::kernel::Kernel;
 use crate::render::body::{access_type, body_of, INDEX_TYPE, VEC_TYPE};
 use crate::render::header::header;
+use crate::render::interleave::interleave_body;
 use crate::render::realign::realign_tile;
 use crate::render::squat::squat_tile;
 use crate::render::thin::thin_tile;
@@ -57,22 +58,23 @@ fn write_kernel(w: &mut CWriter, k: &Kernel) -> fmt::Result {
     // A thin kernel's source holds an entry point per width, each with its own
     // registers (`Kernel::entry_points`).
     match &k.entry_points()[..] {
-        [one] => write_entry(w, one),
-        many => many.iter().try_for_each(|one| {
+        [one] => write_entry(w, one, true),
+        many => many.iter().enumerate().try_for_each(|(i, one)| {
             writeln!(w)?;
-            write_entry(w, one)
+            write_entry(w, one, i == 0)
         }),
     }
 }
 
-/// One `extern "C"` entry point (after the header).
-fn write_entry(w: &mut CWriter, k: &Kernel) -> fmt::Result {
+/// One `extern "C"` entry point (after the header), with the vector type where it is `first`.
+fn write_entry(w: &mut CWriter, k: &Kernel, first: bool) -> fmt::Result {
     let g = &k.spec.geometry;
     let ty = access_type(k);
     let name = k.entry_name();
     index_type(w, &name)?;
     // A wordvec kernel's vector is one struct even where it holds one unit.
-    if (g.vec > 1 || g.wordvecs()) && !g.realigns() && !g.has_widths() {
+    // The vector type, once per source (an entry point per height shares it).
+    if first && (g.vec > 1 || g.wordvecs()) && !g.realigns() && !g.stages_words() {
         writeln!(
             w,
             "struct __align__({}) {VEC_TYPE} {{ {} e[{}]; }};\n",
@@ -102,11 +104,11 @@ fn write_entry(w: &mut CWriter, k: &Kernel) -> fmt::Result {
         )
     };
     let bounds = match k.width {
-        Some(c) => per_build(min_blocks(c, true), min_blocks(c, false)),
+        Some(c) if g.stages_words() => per_build(min_blocks(c, true), min_blocks(c, false)),
         None if g.realigns() => {
             per_build(realign_min_blocks(eb, true), realign_min_blocks(eb, false))
         }
-        None => format!(" __launch_bounds__({t})\n"),
+        _ => format!(" __launch_bounds__({t})\n"),
     };
     writeln!(w, "extern \"C\" __global__ void{bounds}{name}(")?;
     w.indent();
@@ -122,7 +124,7 @@ fn write_entry(w: &mut CWriter, k: &Kernel) -> fmt::Result {
     writeln!(w, ")")?;
     w.scope(|w| {
         // A realign kernel's shared tile holds 32-bit words.
-        let ty = if g.realigns() || g.has_widths() { "unsigned" } else { ty };
+        let ty = if g.realigns() || g.stages_words() { "unsigned" } else { ty };
         if k.layout != Layout::Direct {
             if dynamic_shared_bytes(k.shared_bytes()) > 0 {
                 // One byte array for every kernel (extern shared arrays share one
@@ -229,11 +231,22 @@ fn tile_loop(w: &mut CWriter, k: &Kernel) -> fmt::Result {
         } else if let (Some(q), Some(rows)) = (k.squat(), k.width) {
             squat_tile(w, k, q, rows)?;
         } else {
+            if let (Form::Interleave, Some(rows)) = (k.spec.geometry.form, k.width) {
+                writeln!(
+                    w,
+                    "constexpr {INDEX_TYPE} {} = {rows}; // the launcher runs this height only",
+                    Var::Rows.c_name()
+                )?;
+            }
             for (i, mv) in k.moves.iter().enumerate() {
                 if i > 0 {
                     writeln!(w, "__syncthreads();")?;
                 }
-                body_of(w, k, mv)?;
+                if k.spec.geometry.form == Form::Interleave && mv.transpose {
+                    interleave_body(w, k, mv)?;
+                } else {
+                    body_of(w, k, mv)?;
+                }
             }
         }
         if k.moves.len() > 1 {

@@ -2,7 +2,9 @@
 //! launch, bank verdict and the conditions a call must meet, as `//` lines above
 //! its code (the same facts the CLI's `explain` prints).
 
-use crate::kernel::geometry::{Form, Quotients, MAX_NARROW, PLANAR_MAX_COLS, SMALL_ITERS};
+use crate::kernel::geometry::{
+    Form, Quotients, INTERLEAVE_MAX_ROWS, MAX_NARROW, PLANAR_MAX_COLS, SMALL_ITERS,
+};
 use crate::kernel::launch::{dynamic_shared_bytes, MAX_GRID_X, MAX_GRID_Y};
 use crate::kernel::layout::Layout;
 use crate::kernel::order::TileOrder;
@@ -43,6 +45,12 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
     } else if g.form == Form::Planar {
         format!(
             "{v} x {u} per 16-byte vector; a thread step moves a block of {v} source rows",
+            v = g.vec,
+            u = g.elem_unit().c_type()
+        )
+    } else if g.form == Form::Interleave {
+        format!(
+            "{v} x {u} per 16-byte vector; a thread step moves a block of {v} source columns",
             v = g.vec,
             u = g.elem_unit().c_type()
         )
@@ -92,7 +100,7 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
     )?;
     if g.gathers()
         || g.packs()
-        || g.form == Form::Planar
+        || matches!(g.form, Form::Planar | Form::Interleave)
         || g.realigns()
         || g.has_widths()
         || g.wordvecs()
@@ -257,6 +265,17 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
                 v = g.vec
             )?;
         }
+        Form::Interleave => {
+            writeln!(
+                h,
+                "// form:     interleave: rows <= {INTERLEAVE_MAX_ROWS}, dst_ld == rows; a thread loads one 16-byte vector of each \
+                 source row (a block of {v} columns), interleaves them in registers into the block's rows dst vectors \
+                 and stores them to the stage, vector u at u ^ ((u >> 3) & stage_mask); the block stores the stage as \
+                 one run of 16-byte vectors (a block moves {} blocks)",
+                g.threads(),
+                v = g.vec
+            )?;
+        }
         Form::Small => {
             writeln!(
                 h,
@@ -271,7 +290,8 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
         }
     }
     writeln!(h, "// strategy: {} -> {}", s.strategy, k.layout)?;
-    let planes = if k.words > 1 && !g.packs() && !g.realigns() && !g.has_widths() && !g.wordvecs() {
+    let planes = if k.words > 1 && !g.packs() && !g.realigns() && !g.stages_words() && !g.wordvecs()
+    {
         format!("{} planes of ", k.words)
     } else {
         String::new()
@@ -308,6 +328,12 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
                 Some(r) => format!(", for {r} rows"),
                 None => " for the widest source; each width's entry point sizes its own".into(),
             }
+        ),
+        (_, Form::Interleave) => format!(
+            "{} bytes per block (tile[{}] of {}: the stage, each block's rows vectors in a run, swizzled per height)",
+            k.shared_bytes(),
+            k.shared_units(),
+            access_type(k)
         ),
         (l, _) => format!(
             "{} bytes per block ({planes}tile[{}][{}] of {})",
@@ -392,6 +418,12 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
             "//           needs rows, dst_ld and batch strides divisible by {} and both pointers 16-byte aligned",
             g.vec
         )?;
+    } else if g.form == Form::Interleave {
+        writeln!(
+            h,
+            "//           needs cols, src_ld and batch strides divisible by {} and both pointers 16-byte aligned",
+            g.vec
+        )?;
     } else if g.vec > 1 && g.form == Form::Copy {
         writeln!(
             h,
@@ -429,6 +461,7 @@ pub(crate) fn header(h: &mut CWriter, k: &Kernel) -> fmt::Result {
         Form::Strip => "ntiles = chunks of rows * cols".to_string(),
         Form::Copy => "ntiles = chunks of rows * cols / vec".to_string(),
         Form::Planar => "ntiles = chunks of rows / vec".to_string(),
+        Form::Interleave => "ntiles = chunks of cols / vec".to_string(),
         Form::Thin => format!(
             "ntiles = runs of {} rows per sub-tile with rows + {}",
             g.thin_tile_rows(),

@@ -4,6 +4,7 @@
 mod body;
 pub mod cuda;
 mod header;
+mod interleave;
 mod realign;
 mod squat;
 pub mod svg;

@@ -247,6 +247,10 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     // in registers where the strip kernel gathers every element
     // (docs/design.md has the figures).
     let squat = (e <= 2).then(|| TransposeSpec::squat(e));
+    // Interleave before the squat kernel, where the source rows start on 16
+    // bytes: its lanes read whole 16-byte vectors where the squat kernel
+    // reads words and realigns them (docs/design.md has the figures).
+    let interleave = (e <= 2).then(|| TransposeSpec::interleave(e));
     // Planar before the tall kernels of 1- and 2-byte elements, whose gathers from
     // shared memory take a load per element (docs/design.md has the figures).
     let planar = (e <= 2).then(|| TransposeSpec::planar(e));
@@ -280,6 +284,7 @@ pub fn shape_specs(spec: &TransposeSpec) -> Vec<TransposeSpec> {
     let wordvec = TransposeSpec::wordvec(e).ok();
     [
         TransposeSpec::small(e).ok(),
+        interleave.and_then(Result::ok),
         squat.and_then(Result::ok),
         strip.and_then(Result::ok),
         planar.and_then(Result::ok),

@@ -1,6 +1,7 @@
 //! `bankfree-gen permute`: the plan of an N-d permute (merged axes, kernel, launch,
 //! bank verdict), or with `gen` the CUDA C of its kernel.
 
+use bankfree_gen::ir::expr::Var;
 use bankfree_gen::ir::shape::Shape;
 use bankfree_gen::kernel::launch::launch;
 use bankfree_gen::kernel::squat::SQUAT_BLOCKS_PER_SM;
@@ -197,7 +198,7 @@ pub fn run(o: &mut String, a: &PermuteArgs) -> Result<(), String> {
     let _ = writeln!(o, "kernel: {}: {}", k.entry_name(), k.describe());
     if let Some((one, split)) = &runs {
         if one.entry_name() != k.entry_name() {
-            let side = if one.spec().geometry.squats() {
+            let side = if one.spec().geometry.width_var() == Some(Var::Rows) {
                 "height"
             } else {
                 "width"

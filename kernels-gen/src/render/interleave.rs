@@ -1,0 +1,103 @@
+//! An `interleave` kernel's load move rendered as CUDA C
+//! ([`crate::kernel::interleave`]): the loads of every block a thread moves,
+//! then each block's register interleave and stores to the shared stage. The
+//! store move is an ordinary one ([`crate::render::body`]).
+
+use crate::ir::expr::Var;
+use crate::kernel::geometry::INTERLEAVE_MAX_ROWS;
+use crate::kernel::interleave::interleave_widths;
+use crate::kernel::moves::Move;
+use crate::kernel::Kernel;
+use crate::render::body::INDEX_TYPE;
+use crate::render::writer::CWriter;
+use std::fmt::{self, Write};
+
+/// An interleave kernel's load move, for its entry point's height `n`
+/// ([`crate::Kernel::with_width`]; without one, a switch over every height):
+/// `n` units per step, the source's rows, and `8 / n` steps, the thread's
+/// blocks ([`crate::kernel::interleave`]). Every block's loads come first, all
+/// in flight, then each block is interleaved in registers and stored to the
+/// stage one vector at a time. The vectors are held as 32-bit words and each
+/// output word is assembled from its bytes (`__byte_perm`s to the compiler):
+/// addressed as 16 bytes, NVRTC 13.0 kept every byte in a register of its own.
+pub(crate) fn interleave_body(w: &mut CWriter, k: &Kernel, mv: &Move) -> fmt::Result {
+    let height = |w: &mut CWriter, n: u32| interleave_height(w, k, mv, n);
+    if let Some(n) = k.width {
+        return height(w, n);
+    }
+    w.block(format_args!("switch ({})", Var::Rows.c_name()), |w| {
+        for n in interleave_widths() {
+            writeln!(w, "case {n}:")?;
+            w.scope(|w| {
+                height(w, n)?;
+                writeln!(w, "break;")
+            })?;
+        }
+        writeln!(w, "default: break; // the launcher runs no taller source")
+    })
+}
+
+/// [`interleave_body`] for sources of `n` rows.
+fn interleave_height(w: &mut CWriter, k: &Kernel, mv: &Move, n: u32) -> fmt::Result {
+    let (from, to) = (mv.from.c(), mv.to.c());
+    let e = k.spec.geometry.elem_bytes;
+    let guard = mv.guard.c();
+    let bpt = INTERLEAVE_MAX_ROWS as u32 / n;
+    let steps = |w: &mut CWriter, body: &dyn Fn(&mut CWriter) -> fmt::Result| {
+        writeln!(w, "#pragma unroll")?;
+        w.block(format_args!("for (unsigned j = 0; j < {bpt}; ++j)"), |w| {
+            for l in &mv.lets {
+                w.decl(INDEX_TYPE, l)?;
+            }
+            w.block(format_args!("if ({guard})"), body)
+        })
+    };
+    let per_row = |w: &mut CWriter, body: &dyn Fn(&mut CWriter) -> fmt::Result| {
+        writeln!(w, "#pragma unroll")?;
+        w.block(format_args!("for (unsigned k = 0; k < {n}; ++k)"), body)
+    };
+    writeln!(w, "unsigned r[{}][4];", bpt * n)?;
+    steps(w, &|w: &mut CWriter| {
+        per_row(w, &|w: &mut CWriter| {
+            writeln!(
+                w,
+                "const uint4 v = *reinterpret_cast<const uint4*>(&{from});"
+            )?;
+            writeln!(
+                w,
+                "r[j * {n} + k][0] = v.x; r[j * {n} + k][1] = v.y; r[j * {n} + k][2] = v.z; r[j * {n} + k][3] = v.w;"
+            )
+        })
+    })?;
+    steps(w, &|w: &mut CWriter| {
+        per_row(w, &|w: &mut CWriter| {
+            writeln!(w, "unsigned o[4];")?;
+            writeln!(w, "#pragma unroll")?;
+            w.block(format_args!("for (unsigned q = 0; q < 4; ++q)"), |w| {
+                writeln!(w, "unsigned x = 0;")?;
+                writeln!(w, "#pragma unroll")?;
+                w.block(format_args!("for (unsigned b = 0; b < 4; ++b)"), |w| {
+                    writeln!(
+                        w,
+                        "// byte b of word q: byte p % {e} of element p / {e} of the block's run,"
+                    )?;
+                    writeln!(
+                        w,
+                        "// byte s of row p / {e} % {n}"
+                    )?;
+                    writeln!(w, "const unsigned p = k * 16 + q * 4 + b;")?;
+                    writeln!(w, "const unsigned s = p / {e} / {n} * {e} + p % {e};")?;
+                    writeln!(
+                        w,
+                        "x |= ((r[j * {n} + p / {e} % {n}][s / 4] >> (8 * (s % 4))) & 0xffu) << (8 * b);"
+                    )
+                })?;
+                writeln!(w, "o[q] = x;")
+            })?;
+            writeln!(
+                w,
+                "*reinterpret_cast<uint4*>(&{to}) = make_uint4(o[0], o[1], o[2], o[3]);"
+            )
+        })
+    })
+}
