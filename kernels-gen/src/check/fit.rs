@@ -13,7 +13,7 @@
 pub use crate::check::refusal::Refusal;
 use crate::ir::expr::Var;
 use crate::ir::shape::{outer_params, Fold, Shape};
-use crate::kernel::fold;
+use crate::kernel::fold::{self, Side};
 use crate::kernel::geometry::{
     Form, Geometry, Quotients, COPY_MAX_COLS, INTERLEAVE_MAX_ROWS, MAX_NARROW, PLANAR_MAX_COLS,
 };
@@ -234,33 +234,7 @@ fn squat_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
 /// and every destination row a whole number of 16-byte vectors (rows, `dst_ld`
 /// and every batch stride divisible by `vec`).
 fn planar_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
-    let form = g.form;
-    if shape.cols > PLANAR_MAX_COLS {
-        return Some(Refusal::TooWide {
-            form,
-            side: "cols",
-            n: shape.cols,
-        });
-    }
-    if shape.src_ld != shape.cols {
-        return Some(Refusal::NotOneRun {
-            form,
-            side: "cols",
-            n: shape.cols,
-            ld_name: "src_ld",
-            ld: shape.src_ld,
-            run: "source rows",
-        });
-    }
-    // A block of `vec` rows of `cols` elements is `cols` whole vectors.
-    vec_refusal(
-        g.vec,
-        &Shape {
-            cols: 0,
-            src_ld: 0,
-            ..*shape
-        },
-    )
+    narrow_run_refusal(g, shape, Side::Cols, PLANAR_MAX_COLS)
 }
 
 /// Why an `interleave` kernel cannot run `shape`, if it cannot: at most
@@ -268,32 +242,58 @@ fn planar_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
 /// of `vec` columns a whole 16-byte vector of each source row and of the
 /// destination (cols, `src_ld` and every batch stride divisible by `vec`).
 fn interleave_refusal(g: &Geometry, shape: &Shape) -> Option<Refusal> {
+    narrow_run_refusal(g, shape, Side::Rows, INTERLEAVE_MAX_ROWS)
+}
+
+/// Why a kernel of 16-byte vectors whose narrow `side` (a `planar` kernel's
+/// columns, an `interleave` kernel's rows) is at most `max` and stored as
+/// one run (the source's rows for `Cols`, the destination's for `Rows`) cannot
+/// run `shape`: the other side, its pitch and the batch strides must be whole
+/// vectors.
+fn narrow_run_refusal(g: &Geometry, shape: &Shape, side: Side, max: u64) -> Option<Refusal> {
     let form = g.form;
-    if shape.rows > INTERLEAVE_MAX_ROWS {
+    let (name, n, ld_name, ld, run) = match side {
+        Side::Cols => ("cols", shape.cols, "src_ld", shape.src_ld, "source rows"),
+        Side::Rows => (
+            "rows",
+            shape.rows,
+            "dst_ld",
+            shape.dst_ld,
+            "destination rows",
+        ),
+    };
+    if n > max {
         return Some(Refusal::TooWide {
             form,
-            side: "rows",
-            n: shape.rows,
+            side: name,
+            n,
         });
     }
-    if shape.dst_ld != shape.rows {
+    if ld != n {
         return Some(Refusal::NotOneRun {
             form,
-            side: "rows",
-            n: shape.rows,
-            ld_name: "dst_ld",
-            ld: shape.dst_ld,
-            run: "destination rows",
+            side: name,
+            n,
+            ld_name,
+            ld,
+            run,
         });
     }
-    vec_refusal(
-        g.vec,
-        &Shape {
+    // The narrow side and its pitch need not divide by the vector: a block of
+    // `vec` positions of the other side is `n` whole vectors.
+    let other = match side {
+        Side::Cols => Shape {
+            cols: 0,
+            src_ld: 0,
+            ..*shape
+        },
+        Side::Rows => Shape {
             rows: 0,
             dst_ld: 0,
             ..*shape
         },
-    )
+    };
+    vec_refusal(g.vec, &other)
 }
 
 /// Why a kernel cannot run a shape with folded sides, if it cannot: it must be a

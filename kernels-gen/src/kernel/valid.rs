@@ -146,25 +146,8 @@ impl TransposeSpec {
     /// A `planar` kernel moves 16-byte vectors of 1- or 2-byte elements with no
     /// shared memory (`naive`).
     fn validate_planar(&self) -> Result<(), SpecError> {
-        let g = &self.geometry;
         self.naive_only("a planar kernel transposes in registers, with no shared tile")?;
-        if !matches!(g.elem_bytes, 1 | 2) {
-            return self.refuse(format!(
-                    "a planar kernel moves 1- or 2-byte elements, not {}-byte ones; a tall kernel moves wider elements",
-                    g.elem_bytes
-                ));
-        }
-        if g.vec_bytes() != 16 {
-            return Err(SpecError::Vec {
-                value: g.vec,
-                elem_bytes: g.elem_bytes,
-                why: format!(
-                    "a planar kernel moves 16-byte vectors; use vec = {}",
-                    16 / g.elem_bytes
-                ),
-            });
-        }
-        Ok(())
+        self.validate_vectors("a planar", "a tall kernel moves wider elements")
     }
 
     /// An `interleave` kernel moves 16-byte vectors of 1- or 2-byte elements
@@ -172,22 +155,7 @@ impl TransposeSpec {
     /// the generator swizzles per height.
     fn validate_interleave(&self) -> Result<(), SpecError> {
         let g = &self.geometry;
-        if !matches!(g.elem_bytes, 1 | 2) {
-            return self.refuse(format!(
-                "an interleave kernel moves 1- or 2-byte elements, not {}-byte ones; a wide kernel moves wider elements",
-                g.elem_bytes
-            ));
-        }
-        if g.vec_bytes() != 16 {
-            return Err(SpecError::Vec {
-                value: g.vec,
-                elem_bytes: g.elem_bytes,
-                why: format!(
-                    "an interleave kernel moves 16-byte vectors; use vec = {}",
-                    16 / g.elem_bytes
-                ),
-            });
-        }
+        self.validate_vectors("an interleave", "a wide kernel moves wider elements")?;
         if (g.tile, g.block_rows) != (32, 8) {
             return self.refuse(format!(
                 "an interleave kernel runs 32 x 8 threads (tile = 32, block_rows = 8: a lane per \
@@ -202,6 +170,30 @@ impl TransposeSpec {
                 "an interleave kernel's stage is swizzled per height by the generator; use strategy = pad",
             ),
         }
+    }
+
+    /// 1- or 2-byte elements moved as 16-byte vectors (`vec = 16 /
+    /// elem_bytes`): the `planar` and `interleave` forms, `a_form` naming the
+    /// form with its article, `wider` what moves wider elements.
+    fn validate_vectors(&self, a_form: &str, wider: &str) -> Result<(), SpecError> {
+        let g = &self.geometry;
+        if !matches!(g.elem_bytes, 1 | 2) {
+            return self.refuse(format!(
+                "{a_form} kernel moves 1- or 2-byte elements, not {}-byte ones; {wider}",
+                g.elem_bytes
+            ));
+        }
+        if g.vec_bytes() != 16 {
+            return Err(SpecError::Vec {
+                value: g.vec,
+                elem_bytes: g.elem_bytes,
+                why: format!(
+                    "{a_form} kernel moves 16-byte vectors; use vec = {}",
+                    16 / g.elem_bytes
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// A kernel of 1- or 2-byte elements moved as 32-bit words (`vec = 4 /
