@@ -139,7 +139,7 @@ pub enum SpecError {
         form: Form,
         vec: u32,
     },
-    #[error("a `{form}` kernel for sources of width {cols}: only `thin` and `squat` kernels are built per width")]
+    #[error("a `{form}` kernel for sources of width {cols}: only `thin`, `squat` and `interleave` kernels are built per width")]
     Width { cols: u32, form: Form },
     #[error("a `{form}` kernel for sources of width {cols}: this one is built for widths {first} to {last}")]
     WidthRange {

@@ -122,12 +122,16 @@ struct SpecArgs {
     /// (2 to 40 columns of 1- or 2-byte elements stored as one run, an entry
     /// point per width; `--strategy pad`), squat (2 to 32 rows of 1- or
     /// 2-byte elements into a destination stored as one run, an entry point per
-    /// height; `--strategy pad`) or wordvec (12-, 20-, 24-, ... 64-byte elements
+    /// height; `--strategy pad`), interleave (at most 8 rows of 1- or 2-byte
+    /// elements whose rows start on 16 bytes, into a destination stored as one
+    /// run, an entry point per height; `--strategy pad`) or wordvec (12-, 20-,
+    /// 24-, ... 64-byte elements
     /// whose rows start on 16 bytes, rows moved as 16-byte vectors of units;
     /// `--strategy pad`).
     #[arg(long, default_value = "tile")]
     form: String,
-    /// A `thin` kernel's one width (a `squat` kernel's one height): only its
+    /// A `thin` kernel's one width (a `squat` or `interleave` kernel's one
+    /// height): only its
     /// entry point, as the runtime launches it for sources of that many columns
     /// (rows).
     #[arg(long)]
