@@ -6,7 +6,8 @@
 //! A *block* is `vec = 16 / elem_bytes` source columns: one 16-byte vector of
 //! each source row, and `rows` 16-byte vectors of the destination's run. A
 //! thread moves `bpt = 8 / rows` blocks per tile ([`tile_blocks`]), so that
-//! each has 8 vectors in flight at any height: thread `f` of a tile owns blocks
+//! it has 5 to 8 vectors in flight at any height (`bpt * rows`): thread `f` of
+//! a tile owns blocks
 //! `base + 256 j + f` for `j < bpt`. The first move loads every block's `rows`
 //! vectors, then interleaves each block in registers (element `i` of row `k`
 //! becomes element `i * rows + k` of the block's run,
@@ -94,7 +95,7 @@ pub fn interleave_stage_vectors(g: &Geometry, rows: u32) -> u32 {
 
 /// Blocks per thread (`bpt = 8 / rows`, at least one up to
 /// [`INTERLEAVE_MAX_ROWS`] rows) and per tile (`tile_blocks = bpt * threads`),
-/// kernel-wide values: a thread has about 8 loads in flight at any height. A
+/// kernel-wide values: a thread has 5 to 8 loads in flight at any height. A
 /// first form, one block per thread and one entry point switching on the
 /// height (96 registers, 2 blocks an SM), ran 2 rows of 1-byte elements at
 /// 0.61 of memcpy and 3 rows at 0.84; with these blocks per thread and an
