@@ -1,11 +1,11 @@
 //! The moves of the `interleave` form ([`Form::Interleave`](crate::Form::Interleave)),
-//! built once as expressions: the mirror of [`planar`](crate::kernel::planar),
+//! built once as expressions: the mirror of `planar`,
 //! for sources of at most [`INTERLEAVE_MAX_ROWS`] rows (an image's planes) whose
 //! destination is one run (`dst_ld == rows`: the pixels interleaved).
 //!
 //! A *block* is `vec = 16 / elem_bytes` source columns: one 16-byte vector of
 //! each source row, and `rows` 16-byte vectors of the destination's run. A
-//! thread moves `bpt = 8 / rows` blocks per tile ([`tile_blocks`]), so that
+//! thread moves `bpt = 8 / rows` blocks per tile (`tile_blocks`), so that
 //! it has 5 to 8 vectors in flight at any height (`bpt * rows`): thread `f` of
 //! a tile owns blocks
 //! `base + 256 j + f` for `j < bpt`. The first move loads every block's `rows`
@@ -23,7 +23,7 @@
 //! bank row (mask 0), a height divisible by 4 needs the row number folded in
 //! (mask 7), and the other even heights its lowest bit (mask 1, since 7 meets
 //! 6 rows twice in a slot). The loads read 8 consecutive vectors, which any such
-//! XOR keeps in one bank row. [`stage_mask`] picks the mask per call; the
+//! XOR keeps in one bank row. `stage_mask` picks the mask per call; the
 //! analyzer proves every height.
 //!
 //! Each height has its own entry point ([`interleave_widths`]), the height a
