@@ -5,7 +5,7 @@
 //!
 //! A *block* is `vec = 16 / elem_bytes` source columns: one 16-byte vector of
 //! each source row, and `rows` 16-byte vectors of the destination's run. A
-//! thread moves `bpt = 8 / rows` blocks per tile (`tile_blocks`), so that
+//! thread moves `bpt = 8 / rows` blocks per tile ([`tile_blocks`]), so that
 //! it has 5 to 8 vectors in flight at any height (`bpt * rows`): thread `f` of
 //! a tile owns blocks
 //! `base + 256 j + f` for `j < bpt`. The first move loads every block's `rows`
@@ -55,7 +55,7 @@
 //! # Ok::<(), bankfree_gen::SpecError>(())
 //! ```
 
-use crate::ir::expr::{Expr, Var};
+use crate::ir::expr::{Env, Expr, Var};
 use crate::ir::guard::{Guard, Less};
 use crate::kernel::batch::BatchBase;
 use crate::kernel::geometry::{Geometry, INTERLEAVE_MAX_ROWS};
@@ -89,8 +89,21 @@ pub fn interleave_widths() -> std::ops::RangeInclusive<u32> {
 /// Vectors of shared stage an `interleave` kernel of `rows` rows uses: its
 /// tile's blocks' rows.
 pub fn interleave_stage_vectors(g: &Geometry, rows: u32) -> u32 {
-    let bpt = INTERLEAVE_MAX_ROWS as u32 / rows.max(1);
-    bpt * g.threads() * rows
+    blocks_per_thread(g, rows) * g.threads() * rows
+}
+
+/// The blocks a thread of an `interleave` kernel of `rows` rows moves per
+/// tile: [`tile_blocks`]' `bpt` at that height (1 where it cannot be
+/// evaluated, which a height the kernel takes never is).
+pub fn blocks_per_thread(g: &Geometry, rows: u32) -> u32 {
+    let mut env = Env::default();
+    env.set(Var::Rows, i64::from(rows));
+    tile_blocks(g)
+        .0
+        .eval(&env)
+        .ok()
+        .and_then(|b| u32::try_from(b).ok())
+        .unwrap_or(1)
 }
 
 /// Blocks per thread (`bpt = 8 / rows`, at least one up to
@@ -101,7 +114,7 @@ pub fn interleave_stage_vectors(g: &Geometry, rows: u32) -> u32 {
 /// 0.61 of memcpy and 3 rows at 0.84; with these blocks per thread and an
 /// entry point per height, at 1.04 and 1.16 (H200, `bench --alternatives`,
 /// 32 MB, two calls).
-pub(crate) fn tile_blocks(g: &Geometry) -> (Expr, Expr) {
+pub fn tile_blocks(g: &Geometry) -> (Expr, Expr) {
     let bpt = Expr::named(
         "bpt",
         Expr::Lit(INTERLEAVE_MAX_ROWS as i64) / Expr::var(Var::Rows),

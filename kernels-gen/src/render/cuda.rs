@@ -22,7 +22,7 @@ use crate::kernel::thin::thin_min_blocks;
 use crate::kernel::Kernel;
 use crate::render::body::{access_type, body_of, INDEX_TYPE, VEC_TYPE};
 use crate::render::header::header;
-use crate::render::interleave::interleave_body;
+use crate::render::interleave::interleave_tile;
 use crate::render::realign::realign_tile;
 use crate::render::squat::squat_tile;
 use crate::render::thin::thin_tile;
@@ -230,23 +230,14 @@ fn tile_loop(w: &mut CWriter, k: &Kernel) -> fmt::Result {
             thin_tile(w, k, t, cols)?;
         } else if let (Some(q), Some(rows)) = (k.squat(), k.width) {
             squat_tile(w, k, q, rows)?;
+        } else if let (Form::Interleave, Some(rows)) = (k.spec.geometry.form, k.width) {
+            interleave_tile(w, k, rows)?;
         } else {
-            if let (Form::Interleave, Some(rows)) = (k.spec.geometry.form, k.width) {
-                writeln!(
-                    w,
-                    "constexpr {INDEX_TYPE} {} = {rows}; // the launcher runs this height only",
-                    Var::Rows.c_name()
-                )?;
-            }
             for (i, mv) in k.moves.iter().enumerate() {
                 if i > 0 {
                     writeln!(w, "__syncthreads();")?;
                 }
-                if k.spec.geometry.form == Form::Interleave && mv.transpose {
-                    interleave_body(w, k, mv)?;
-                } else {
-                    body_of(w, k, mv)?;
-                }
+                body_of(w, k, mv)?;
             }
         }
         if k.moves.len() > 1 {

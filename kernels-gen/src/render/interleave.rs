@@ -1,48 +1,51 @@
-//! An `interleave` kernel's load move rendered as CUDA C
-//! ([`crate::kernel::interleave`]): the loads of every block a thread moves,
-//! then each block's register interleave and stores to the shared stage. The
-//! store move is an ordinary one ([`crate::render::body`]).
+//! One tile of an `interleave` kernel's entry point for `n` rows rendered as
+//! CUDA C ([`crate::kernel::interleave`]): the height as a constant, the load
+//! move (the loads of every block a thread moves, then each block's register
+//! interleave and stores to the shared stage), the barrier, and the store move,
+//! an ordinary one ([`crate::render::body`]).
 
 use crate::ir::expr::Var;
-use crate::kernel::geometry::INTERLEAVE_MAX_ROWS;
-use crate::kernel::interleave::interleave_widths;
+use crate::kernel::interleave::blocks_per_thread;
 use crate::kernel::moves::Move;
 use crate::kernel::Kernel;
-use crate::render::body::INDEX_TYPE;
+use crate::render::body::{body_of, INDEX_TYPE};
 use crate::render::writer::CWriter;
 use std::fmt::{self, Write};
 
-/// An interleave kernel's load move, for its entry point's height `n`
-/// ([`crate::Kernel::with_width`]; without one, a switch over every height):
-/// `n` units per step, the source's rows, and `8 / n` steps, the thread's
-/// blocks ([`crate::kernel::interleave`]). Every block's loads come first, all
-/// in flight, then each block is interleaved in registers and stored to the
-/// stage one vector at a time. The vectors are held as 32-bit words and each
-/// output word is assembled from its bytes (`__byte_perm`s to the compiler):
-/// addressed as 16 bytes, NVRTC 13.0 kept every byte in a register of its own.
-pub(crate) fn interleave_body(w: &mut CWriter, k: &Kernel, mv: &Move) -> fmt::Result {
-    let height = |w: &mut CWriter, n: u32| interleave_height(w, k, mv, n);
-    if let Some(n) = k.width {
-        return height(w, n);
-    }
-    w.block(format_args!("switch ({})", Var::Rows.c_name()), |w| {
-        for n in interleave_widths() {
-            writeln!(w, "case {n}:")?;
-            w.scope(|w| {
-                height(w, n)?;
-                writeln!(w, "break;")
-            })?;
+/// The tile body of `k`'s entry point for sources of `n` rows
+/// ([`crate::Kernel::with_width`]; an interleave kernel's source holds one per
+/// height, [`crate::Kernel::entry_points`]).
+pub(crate) fn interleave_tile(w: &mut CWriter, k: &Kernel, n: u32) -> fmt::Result {
+    writeln!(
+        w,
+        "constexpr {INDEX_TYPE} {} = {n}; // the launcher runs this height only",
+        Var::Rows.c_name()
+    )?;
+    for (i, mv) in k.moves.iter().enumerate() {
+        if i > 0 {
+            writeln!(w, "__syncthreads();")?;
         }
-        writeln!(w, "default: break; // the launcher runs no taller source")
-    })
+        if mv.transpose {
+            load(w, k, mv, n)?;
+        } else {
+            body_of(w, k, mv)?;
+        }
+    }
+    Ok(())
 }
 
-/// [`interleave_body`] for sources of `n` rows.
-fn interleave_height(w: &mut CWriter, k: &Kernel, mv: &Move, n: u32) -> fmt::Result {
+/// The load move for sources of `n` rows: `n` units per step, the source's
+/// rows, and `8 / n` steps, the thread's blocks. Every block's loads come
+/// first, all in flight, then each block is interleaved in registers and
+/// stored to the stage one vector at a time. The vectors are held as 32-bit
+/// words and each output word is assembled from its bytes (`__byte_perm`s to
+/// the compiler): addressed as 16 bytes, NVRTC 13.0 kept every byte in a
+/// register of its own.
+fn load(w: &mut CWriter, k: &Kernel, mv: &Move, n: u32) -> fmt::Result {
     let (from, to) = (mv.from.c(), mv.to.c());
     let e = k.spec.geometry.elem_bytes;
     let guard = mv.guard.c();
-    let bpt = INTERLEAVE_MAX_ROWS as u32 / n;
+    let bpt = blocks_per_thread(&k.spec.geometry, n);
     let steps = |w: &mut CWriter, body: &dyn Fn(&mut CWriter) -> fmt::Result| {
         writeln!(w, "#pragma unroll")?;
         w.block(format_args!("for (unsigned j = 0; j < {bpt}; ++j)"), |w| {
