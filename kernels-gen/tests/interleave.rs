@@ -5,12 +5,11 @@
 
 mod common;
 
-use common::cover::{check, refuses};
+use common::cover::{check, check_outer, refuses};
 
 use bankfree_gen::check::refusal::Refusal;
 use bankfree_gen::check::sim::Grid;
 use bankfree_gen::check::suit::unsuited;
-use bankfree_gen::ir::shape::{Axis, Outer};
 use bankfree_gen::{Kernel, Model, Shape, TransposeSpec};
 
 fn interleave(e: u32) -> (TransposeSpec, Kernel) {
@@ -43,20 +42,7 @@ fn interleave_kernels_cover_every_element_once() {
             shape.src_batch_stride = shape.src_ld * rows + v;
             shape.dst_batch_stride += 2 * v;
             check(&kernel, &shape, Some(Grid { x: 1, y: 2 }));
-            let outer = Kernel::build(spec)
-                .and_then(|k| k.with_outer(1))
-                .expect("outer axes");
-            let mut s = Shape {
-                outer: Outer::new(&[Axis {
-                    ext: 2,
-                    src: 3 * shape.src_batch_stride,
-                    dst: 3 * shape.dst_batch_stride,
-                }])
-                .expect("one axis"),
-                ..shape
-            };
-            s.batch = 6;
-            check(&outer, &s, None);
+            check_outer(&kernel, &shape);
             ran += 3;
             // Columns, pitch or a stride off the vector, a pitched destination:
             // refused.

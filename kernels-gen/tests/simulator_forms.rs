@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::cover::{check, check_dst_at, refuses, scaled, small_shapes};
+use common::cover::{check, check_dst_at, check_outer, refuses, scaled, small_shapes};
 
 use bankfree_gen::check::sim::Grid;
 use bankfree_gen::ir::shape::{Axis, Outer};
@@ -165,20 +165,7 @@ fn planar_kernels_cover_every_element_once() {
             shape.dst_ld = 43 * v;
             shape.dst_batch_stride = shape.dst_ld * cols + v;
             check(&kernel, &shape, Some(Grid { x: 1, y: 2 }));
-            let outer = Kernel::build(spec)
-                .and_then(|k| k.with_outer(1))
-                .expect("outer axes");
-            let mut s = Shape {
-                outer: bankfree_gen::ir::shape::Outer::new(&[bankfree_gen::ir::shape::Axis {
-                    ext: 2,
-                    src: 3 * shape.src_batch_stride,
-                    dst: 3 * shape.dst_batch_stride,
-                }])
-                .expect("one axis"),
-                ..shape
-            };
-            s.batch = 6;
-            check(&outer, &s, None);
+            check_outer(&kernel, &shape);
             ran += 3;
             // Rows, pitch or a stride off the vector, a pitched source: refused.
             for bad in [

@@ -2,12 +2,30 @@
 
 use super::noise;
 use bankfree_gen::check::sim::{self, Grid, SimError};
+use bankfree_gen::ir::shape::{Axis, Outer};
 use bankfree_gen::{Kernel, Shape};
 
 /// The simulator's output for `kernel` on `shape` equals the CPU reference,
 /// byte for byte, the bytes outside the destination untouched.
 pub fn check(kernel: &Kernel, shape: &Shape, grid: Option<Grid>) {
     check_dst_at(kernel, shape, grid, 0);
+}
+
+/// [`check`] of `kernel` with one outer batch axis: `shape`'s batch twice,
+/// the second `batch` batch strides after the first on each side.
+pub fn check_outer(kernel: &Kernel, shape: &Shape) {
+    let outer = kernel.with_outer(1).expect("outer axes");
+    let s = Shape {
+        batch: 2 * shape.batch,
+        outer: Outer::new(&[Axis {
+            ext: 2,
+            src: shape.batch * shape.src_batch_stride,
+            dst: shape.batch * shape.dst_batch_stride,
+        }])
+        .expect("one axis"),
+        ..*shape
+    };
+    check(&outer, &s, None);
 }
 
 /// [`check`] with the destination's views `dst_off` elements into its buffer.
