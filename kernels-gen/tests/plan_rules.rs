@@ -1,6 +1,7 @@
-//! Which kernel a permute plan runs where two measured rules meet: the small
-//! kernel's reach over large unaligned 1-byte matrices, and the 16-wide tile
-//! against the gather (`select::tile16`).
+//! Which kernel a permute plan runs where measured rules meet: the small
+//! kernel's reach over large unaligned 1-byte matrices, the 16-wide tile
+//! against the gather (`select::tile16`), and the sides of 1- and 2-byte
+//! folded tiles stepping over each other's axes.
 
 mod common;
 
@@ -96,6 +97,44 @@ fn folded_16_wide_tiles_keep_their_tiles_where_the_gather_refetches() {
         let p = Permute::new(dims, perm, e);
         assert_eq!(runs(dims, perm, e), tile16, "{dims:?}");
         let ran = check(&p).unwrap_or_else(|err| panic!("{dims:?}: {err}"));
+        assert!(ran > 0, "{dims:?}");
+    }
+}
+
+/// A folded transpose of 1- or 2-byte elements that would run the 16-wide
+/// tile, its short side stopped by an axis the other side holds, steps over
+/// that axis: the side folds on with the axis past it, and the tile is
+/// 32-wide. Where there is nothing to step over the 16-wide tile stays, and
+/// the stepped plans simulate like the CPU permute.
+#[test]
+fn short_sides_of_byte_tiles_step_over_the_other_sides_axes() {
+    // [a, 19, 9, 2, 2] -> [9, 2, 19, a, 2] u8: the columns (the source's
+    // innermost 2) stopped at the rows' 2; past it, 9 and 19 join them.
+    let shape = |dims: &[u64], perm: &[usize], e: u32| {
+        let s = plan(&Permute::new(dims, perm, e)).expect("plans").shape;
+        (s.batch, s.rows, s.cols)
+    };
+    let tile32 = (Kind::Transpose, Form::Tile, 32);
+    let (a, perm) = (&[49056u64, 19, 9, 2, 2][..], &[2usize, 4, 1, 0, 3][..]);
+    assert_eq!(runs(a, perm, 1), tile32);
+    assert_eq!(shape(a, perm, 1), (1, 98112, 342));
+    // 2-byte: 10 x 10 tiles over a batch of 167770 -> one 335540 x 50.
+    let (b, perm_b) = (&[33554u64, 5, 10, 5, 2][..], &[3usize, 1, 0, 4, 2][..]);
+    assert_eq!(runs(b, perm_b, 2), tile32);
+    assert_eq!(shape(b, perm_b, 2), (1, 335540, 50));
+    // Nothing to step over: a box of 13 columns keeps the 16-wide tile.
+    assert_eq!(
+        runs(&[3, 4300, 13], &[2, 1, 0], 2),
+        (Kind::Transpose, Form::Tile, 16)
+    );
+    for (dims, perm, e) in [
+        (&[300u64, 19, 9, 2, 2][..], perm, 1u32),
+        (&[100, 5, 10, 5, 2], perm_b, 2),
+        (&[7, 32, 2, 8, 16], &[2, 4, 1, 3, 0], 2),
+    ] {
+        assert_eq!(runs(dims, perm, e), tile32, "{dims:?}");
+        let ran =
+            check(&Permute::new(dims, perm, e)).unwrap_or_else(|err| panic!("{dims:?}: {err}"));
         assert!(ran > 0, "{dims:?}");
     }
 }

@@ -114,8 +114,14 @@ pub(super) fn merge(axes: &mut Vec<Axis>) {
 
 /// The call's shape for merged axes (every extent above 1). With `tall`, a
 /// transpose whose rows can fold on for the `tall` kernel ([`tall_folds`]) folds
-/// them on past a tile.
-pub(super) fn shape_of(axes: &[Axis], elem_bytes: u32, tall: bool) -> Result<Shape, PermuteError> {
+/// them on past a tile; with `step`, each side of a transpose steps over the
+/// axes the other holds ([`chain`]).
+pub(super) fn shape_of(
+    axes: &[Axis],
+    elem_bytes: u32,
+    tall: bool,
+    step: bool,
+) -> Result<Shape, PermuteError> {
     let inner = |key: fn(&Axis) -> u64| {
         axes.iter()
             .enumerate()
@@ -146,15 +152,24 @@ pub(super) fn shape_of(axes: &[Axis], elem_bytes: u32, tall: bool) -> Result<Sha
                     .ok_or(PermuteError::Overflow { what: "tile side" })
             };
             // An axis may continue both sides (`[a, j, b] -> [b, j, a]`): it
-            // goes to the side that fills more of the tile with it.
+            // goes to the side that fills more of the tile with it. With
+            // `step`, a side steps over the axes the other holds.
             let folds = |cols_first: bool| {
                 let mut left = rest.clone();
+                let held = |first: Axis, more: &[Axis]| {
+                    if step {
+                        [&[first], more].concat()
+                    } else {
+                        Vec::new()
+                    }
+                };
                 let (cols, rows) = if cols_first {
-                    let cols = chain(axes, s, &mut left, |a| a.src);
-                    (cols, chain(axes, d, &mut left, |a| a.dst))
+                    let cols = chain(axes, s, &mut left, |a| a.src, &held(r, &[]));
+                    let rows = chain(axes, d, &mut left, |a| a.dst, &held(c, &cols));
+                    (cols, rows)
                 } else {
-                    let rows = chain(axes, d, &mut left, |a| a.dst);
-                    (chain(axes, s, &mut left, |a| a.src), rows)
+                    let rows = chain(axes, d, &mut left, |a| a.dst, &held(c, &[]));
+                    (chain(axes, s, &mut left, |a| a.src, &held(r, &rows)), rows)
                 };
                 let fill = match (product(&rows, &r), product(&cols, &c)) {
                     (Ok(nr), Ok(nc)) => tile_fill(nr) * tile_fill(nc),
@@ -162,10 +177,10 @@ pub(super) fn shape_of(axes: &[Axis], elem_bytes: u32, tall: bool) -> Result<Sha
                 };
                 (fill, cols, rows, left)
             };
-            let (by_cols, by_rows) = (folds(true), folds(false));
             // The tall kernel takes a box (`[a, j, b] -> [b, j, a]`, both sides
             // short) with `j` in its rows: its chunks then read runs of whole
             // source rows of each `a`.
+            let (by_cols, by_rows) = (folds(true), folds(false));
             let tall_box = tall && tall_folds(&by_rows.1, &c, &r, &by_rows.2);
             let (_, cols, rows, left) = if tall_box || by_rows.0 > by_cols.0 {
                 by_rows
@@ -180,7 +195,7 @@ pub(super) fn shape_of(axes: &[Axis], elem_bytes: u32, tall: bool) -> Result<Sha
             // 32-bit quotient keeps exact.
             let mut rows = rows;
             if tall && tall_folds(&cols, &c, &r, &rows) && r.src == c.ext {
-                extend(axes, d, &mut rows, &mut rest, |a| a.dst, u64::MAX);
+                extend(axes, d, &mut rows, &mut rest, |a| a.dst, u64::MAX, &[]);
             }
             shape.rows = product(&rows, &r)?;
             shape.cols = product(&cols, &c)?;
@@ -300,11 +315,20 @@ pub fn rows_box(shape: &Shape) -> bool {
 /// taken out of `rest`): while the side has fewer than [`FOLD_BELOW`] items, the
 /// axis of `rest` that continues it contiguously in the buffer it runs along
 /// (`key`: source strides for columns, destination strides for rows), up to
-/// [`MAX_FOLD`] of them. A side continued by no axis stays as it is: the narrow
-/// kernels serve it better than a tile reading scattered runs.
-fn chain(axes: &[Axis], first: usize, rest: &mut Vec<usize>, key: fn(&Axis) -> u64) -> Vec<Axis> {
+/// [`MAX_FOLD`] of them. An axis the other side of the tile holds (`other`)
+/// is stepped over: the side goes on with the axis that continues past it,
+/// whose elements the tile then reads (or writes) next to the other side's.
+/// A side continued by no axis stays as it is: the narrow kernels serve it
+/// better than a tile reading scattered runs.
+fn chain(
+    axes: &[Axis],
+    first: usize,
+    rest: &mut Vec<usize>,
+    key: fn(&Axis) -> u64,
+    other: &[Axis],
+) -> Vec<Axis> {
     let mut out: Vec<Axis> = Vec::new();
-    extend(axes, first, &mut out, rest, key, FOLD_BELOW);
+    extend(axes, first, &mut out, rest, key, FOLD_BELOW, other);
     out
 }
 
@@ -321,8 +345,8 @@ fn tall_folds(cols: &[Axis], c: &Axis, r: &Axis, rows: &[Axis]) -> bool {
 }
 
 /// Extends `out`, the axes a side starting at `axes[first]` folds in so far,
-/// with the axes of `rest` that continue it ([`chain`]) while it has fewer
-/// than `below` items.
+/// with the axes of `rest` that continue it ([`chain`], stepping over the
+/// axes of `other`) while it has fewer than `below` items.
 fn extend(
     axes: &[Axis],
     first: usize,
@@ -330,6 +354,7 @@ fn extend(
     rest: &mut Vec<usize>,
     key: fn(&Axis) -> u64,
     below: u64,
+    other: &[Axis],
 ) {
     let last = out.last().copied().unwrap_or(axes[first]);
     let mut items = out
@@ -341,7 +366,13 @@ fn extend(
             .iter()
             .position(|&i| Some(key(&axes[i])) == next_stride)
         else {
-            break;
+            match other.iter().find(|o| Some(key(o)) == next_stride) {
+                Some(o) => {
+                    next_stride = o.ext.checked_mul(key(o));
+                    continue;
+                }
+                None => break,
+            }
         };
         let a = axes[rest.remove(at)];
         items = items.saturating_mul(a.ext);

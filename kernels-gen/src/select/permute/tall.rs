@@ -33,10 +33,11 @@ pub const BOX_MIN_CHUNKS: u64 = 4;
 
 /// The transpose `tiled` (which the planner would gather) as a `tall` kernel
 /// of rows folded on past a tile, where the tall kernel of its elements folds
-/// rows ([`folding_tall`]), its columns and rows allow it ([`shape_of`]), the gather would use less than
+/// rows ([`folding_tall`]), its columns and rows allow it ([`shape_of`], its
+/// sides stepping over each other's axes where `step`), the gather would use less than
 /// [`TALL_MAX_SECTOR_USE`] of each source sector, and the runtime would run
 /// the tall kernel on the shape ([`pick`]).
-pub(super) fn tall_plan(tiled: &Plan) -> Result<Option<Plan>, PermuteError> {
+pub(super) fn tall_plan(tiled: &Plan, step: bool) -> Result<Option<Plan>, PermuteError> {
     let e = tiled.elem_bytes;
     let Some(tall) = folding_tall(e, 1, 0).filter(|_| tiled.kind == Kind::Transpose) else {
         return Ok(None);
@@ -44,7 +45,7 @@ pub(super) fn tall_plan(tiled: &Plan) -> Result<Option<Plan>, PermuteError> {
     if gather_sector_use(&tiled.axes, e)? >= TALL_MAX_SECTOR_USE {
         return Ok(None);
     }
-    let shape = shape_of(&tiled.axes, e, true)?;
+    let shape = shape_of(&tiled.axes, e, true, step)?;
     let boxed = rows_box(&shape);
     if shape.fold.rows.n == tiled.shape.fold.rows.n && !boxed {
         return Ok(None);
