@@ -1,7 +1,8 @@
 //! Which kernel a permute plan runs where measured rules meet: the small
 //! kernel's reach over large unaligned 1-byte matrices, the 16-wide tile
-//! against the gather (`select::tile16`), and the sides of 1- and 2-byte
-//! folded tiles stepping over each other's axes.
+//! against the gather (`select::tile16`), the sides of 1- and 2-byte folded
+//! tiles stepping over each other's axes, and the thin kernel's short
+//! matrices against the gather.
 
 mod common;
 
@@ -137,4 +138,30 @@ fn short_sides_of_byte_tiles_step_over_the_other_sides_axes() {
             check(&Permute::new(dims, perm, e)).unwrap_or_else(|err| panic!("{dims:?}: {err}"));
         assert!(ran > 0, "{dims:?}");
     }
+}
+
+/// A batch of plain matrices whose rows hold at most 192 bytes, which the
+/// thin kernel would run one matrix a block, gathers; longer rows keep the
+/// thin kernel. The gathered plan simulates like the CPU permute.
+#[test]
+fn short_rows_of_thin_batches_gather() {
+    // 46 x 4 f16 matrices (92 bytes a row), 37 x 27 u8 ones.
+    assert_eq!(runs(&[2337, 39, 46, 4], &[3, 1, 0, 2], 2).0, Kind::Gather);
+    assert_eq!(
+        runs(&[37, 26, 34, 37, 27], &[1, 4, 2, 0, 3], 1).0,
+        Kind::Gather
+    );
+    // 435 x 35 u8 and 230 x 38 f16 keep the thin kernel.
+    assert_eq!(
+        runs(&[25, 11, 8, 435, 35], &[2, 4, 0, 1, 3], 1).1,
+        Form::Thin
+    );
+    assert_eq!(
+        runs(&[147, 13, 5, 46, 38], &[1, 4, 0, 2, 3], 2).1,
+        Form::Thin
+    );
+    let (dims, perm) = (&[40u64, 9, 46, 4][..], &[3usize, 1, 0, 2][..]);
+    assert_eq!(runs(dims, perm, 2).0, Kind::Gather);
+    let ran = check(&Permute::new(dims, perm, 2)).unwrap_or_else(|err| panic!("{err}"));
+    assert!(ran > 0);
 }

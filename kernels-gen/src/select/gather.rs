@@ -236,7 +236,8 @@ fn split_gathers(shape: &Shape, elem_bytes: u32) -> bool {
 /// * a thin transpose of a batch of matrices shorter than one of the thin
 ///   kernel's sub-tiles, where the gather uses at least
 ///   [`GATHER_MIN_SECTOR_USE`] of its sectors
-///   ([`crate::check::suit::thin_min_rows`], with the figures).
+///   ([`crate::check::suit::thin_min_rows`], with the figures), or of plain
+///   matrices whose rows are short ([`short_thin_items`]).
 ///
 /// The gathering kernels themselves (`small`, `strip`, `planar`) keep their
 /// shapes.
@@ -261,7 +262,8 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
     match first.map(|g| (g.form, g)) {
         Some((Form::Tall | Form::Wide, g)) => elems < u64::from(g.chunk_elems()) / 8,
         Some((Form::Thin, g)) => {
-            shape.rows < u64::from(g.thin_tile_rows()) && used >= GATHER_MIN_SECTOR_USE
+            shape.rows < u64::from(g.thin_tile_rows())
+                && (used >= GATHER_MIN_SECTOR_USE || short_thin_items(shape, elem_bytes))
         }
         Some(_) => false,
         None => {
@@ -280,6 +282,32 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
             }
         }
     }
+}
+
+/// The most bytes in a row of a batch's plain matrices (no folded side) that
+/// the thin kernel would run where the gather runs them instead
+/// ([`short_thin_items`]).
+pub const THIN_GATHER_MAX_ROW_BYTES: u64 = 192;
+
+/// Whether a batch of plain matrices (`shape`, no folded side) of
+/// `elem_bytes`-byte elements has rows of at most
+/// [`THIN_GATHER_MAX_ROW_BYTES`]: the thin kernel then leaves most of each
+/// block idle (a block moves sub-tiles of one matrix,
+/// [`Geometry::thin_tile_rows`] each), and the gather runs them faster however
+/// little of each source sector it uses. H200, `--example permute --
+/// --shape ...`, the thin kernel and the gather in one call (2026-11-29),
+/// 60 of the 70 plain batches with rows below a sub-tile that the thin
+/// kernel ran among `permute --plans --random 12` over seeds 1000 to 2500:
+/// every batch of rows of 192 bytes or less ran faster gathered but one,
+/// tied (`[32,31,30,46,2,35] [0,2,5,1,3,4]` f16, 92 rows, 0.155 and 0.152),
+/// the thin kernel at 0.013 to 0.16 of memcpy, the gather at 0.09 to 0.59
+/// (`[2337,39,46,4] [3,1,0,2]` f16, 46 x 4: 0.044 -> 0.586, torch 0.443;
+/// `[37,26,34,37,27] [1,4,2,0,3]` u8, 37 x 27: 0.028 -> 0.105, torch
+/// 0.245); from 209 bytes the thin kernel ran faster on 12 of 14
+/// (`[25,11,8,435,35] [2,4,0,1,3]` u8, 435 rows, 0.304 against 0.092).
+pub fn short_thin_items(shape: &Shape, elem_bytes: u32) -> bool {
+    shape.fold == Fold::NONE
+        && shape.rows.saturating_mul(u64::from(elem_bytes)) <= THIN_GATHER_MAX_ROW_BYTES
 }
 
 /// Whether the attribute's list runs its measured vector kernel on the plain
