@@ -34,9 +34,9 @@ pub const BOX_MIN_CHUNKS: u64 = 4;
 /// The transpose `tiled` (which the planner would gather) as a `tall` kernel
 /// of rows folded on past a tile, where the tall kernel of its elements folds
 /// rows ([`folding_tall`]), its columns and rows allow it ([`shape_of`], its
-/// sides stepping over each other's axes where `step`), the gather would use less than
-/// [`TALL_MAX_SECTOR_USE`] of each source sector, and the runtime would run
-/// the tall kernel on the shape ([`pick`]).
+/// sides stepping over each other's axes where `step`), the gather would use
+/// less than [`TALL_MAX_SECTOR_USE`] of each source sector, and the runtime
+/// would run the tall kernel on the shape ([`pick`]).
 pub(super) fn tall_plan(tiled: &Plan, step: bool) -> Result<Option<Plan>, PermuteError> {
     let e = tiled.elem_bytes;
     let Some(tall) = folding_tall(e, 1, 0).filter(|_| tiled.kind == Kind::Transpose) else {
