@@ -1,8 +1,9 @@
 //! Which kernel a permute plan runs where measured rules meet: the small
 //! kernel's reach over large unaligned 1-byte matrices, the 16-wide tile
 //! against the gather (`select::tile16`), the sides of 1- and 2-byte folded
-//! tiles stepping over each other's axes, and the thin kernel's short
-//! matrices against the gather.
+//! tiles stepping over each other's axes or gathering, the thin kernel's
+//! short matrices against the gather and the tiles, and sparse gathers of
+//! wide elements against the tiles.
 
 mod common;
 
@@ -119,10 +120,10 @@ fn short_sides_of_byte_tiles_step_over_the_other_sides_axes() {
     let (a, perm) = (&[49056u64, 19, 9, 2, 2][..], &[2usize, 4, 1, 0, 3][..]);
     assert_eq!(runs(a, perm, 1), tile32);
     assert_eq!(shape(a, perm, 1), (1, 98112, 342));
-    // 2-byte: 10 x 10 tiles over a batch of 167770 -> one 335540 x 50.
-    let (b, perm_b) = (&[33554u64, 5, 10, 5, 2][..], &[3usize, 1, 0, 4, 2][..]);
+    // 2-byte: 14 x 8 tiles over a batch of 149730 -> one 149730 x 112.
+    let (b, perm_b) = (&[7u64, 2139, 8, 10, 14][..], &[2usize, 4, 0, 1, 3][..]);
     assert_eq!(runs(b, perm_b, 2), tile32);
-    assert_eq!(shape(b, perm_b, 2), (1, 335540, 50));
+    assert_eq!(shape(b, perm_b, 2), (1, 149730, 112));
     // Nothing to step over: a box of 13 columns keeps the 16-wide tile.
     assert_eq!(
         runs(&[3, 4300, 13], &[2, 1, 0], 2),
@@ -130,7 +131,7 @@ fn short_sides_of_byte_tiles_step_over_the_other_sides_axes() {
     );
     for (dims, perm, e) in [
         (&[300u64, 19, 9, 2, 2][..], perm, 1u32),
-        (&[100, 5, 10, 5, 2], perm_b, 2),
+        (&[7, 100, 8, 10, 14], perm_b, 2),
         (&[7, 32, 2, 8, 16], &[2, 4, 1, 3, 0], 2),
     ] {
         assert_eq!(runs(dims, perm, e), tile32, "{dims:?}");
@@ -141,16 +142,51 @@ fn short_sides_of_byte_tiles_step_over_the_other_sides_axes() {
 }
 
 /// A batch of plain matrices whose rows hold at most 192 bytes, which the
-/// thin kernel would run one matrix a block, gathers; longer rows keep the
-/// thin kernel. The gathered plan simulates like the CPU permute.
+/// thin kernel would run one matrix a block, gathers where its columns are
+/// few and runs the tiles, no narrow kernel, from 15 columns of 1-byte
+/// elements and 26 of 2-byte ones; longer rows keep the thin kernel. The
+/// gathered and tiled plans simulate like the CPU permute.
 #[test]
 fn short_rows_of_thin_batches_gather() {
-    // 46 x 4 f16 matrices (92 bytes a row), 37 x 27 u8 ones.
+    // 46 x 4 f16 matrices (92 bytes a row), 37 x 5 and 54 x 11 u8 ones.
     assert_eq!(runs(&[2337, 39, 46, 4], &[3, 1, 0, 2], 2).0, Kind::Gather);
+    assert_eq!(runs(&[4218, 43, 37, 5], &[1, 3, 0, 2], 1).0, Kind::Gather);
     assert_eq!(
-        runs(&[37, 26, 34, 37, 27], &[1, 4, 2, 0, 3], 1).0,
+        runs(&[13, 4, 1086, 54, 11], &[4, 0, 2, 1, 3], 1).0,
         Kind::Gather
     );
+    // 37 x 27 and 48 x 24 u8, 34 x 26 f16: the tiles (48 x 24 would run the
+    // tall kernel, 34 x 26 the thin one); 45 x 20 f16 gathers.
+    let tiled = |dims: &[u64], perm: &[usize], e: u32| {
+        let (kind, form, _) = runs(dims, perm, e);
+        assert_eq!(kind, Kind::Transpose, "{dims:?}");
+        assert!(
+            matches!(form, Form::Tile | Form::Skew),
+            "{dims:?}: {form:?}"
+        );
+        let p = plan(&Permute::new(dims, perm, e)).expect("plans");
+        let narrow = plan_kernels(&p, Layouts::Xor)
+            .expect("kernels build")
+            .iter()
+            .any(|k| matches!(k.spec().geometry.form, Form::Thin | Form::Tall));
+        assert!(!narrow, "{dims:?}: a narrow kernel in the list");
+    };
+    tiled(&[37, 26, 34, 37, 27], &[1, 4, 2, 0, 3], 1);
+    tiled(&[11, 2647, 48, 24], &[3, 1, 0, 2], 1);
+    tiled(&[50, 27, 14, 2, 17, 26], &[1, 2, 5, 0, 3, 4], 2);
+    assert_eq!(
+        runs(&[3, 12, 6, 86, 45, 20], &[3, 1, 5, 2, 0, 4], 2).0,
+        Kind::Gather
+    );
+    for (dims, perm, e) in [
+        (&[20u64, 19, 51, 39][..], &[3usize, 1, 0, 2][..], 1u32),
+        (&[9, 3, 48, 24], &[3, 1, 0, 2], 1),
+        (&[50, 3, 2, 2, 17, 26], &[1, 2, 5, 0, 3, 4], 2),
+    ] {
+        tiled(dims, perm, e);
+        let ran = check(&Permute::new(dims, perm, e)).unwrap_or_else(|err| panic!("{err}"));
+        assert!(ran > 0, "{dims:?}");
+    }
     // 435 x 35 u8 and 230 x 38 f16 keep the thin kernel.
     assert_eq!(
         runs(&[25, 11, 8, 435, 35], &[2, 4, 0, 1, 3], 1).1,
@@ -163,5 +199,54 @@ fn short_rows_of_thin_batches_gather() {
     let (dims, perm) = (&[40u64, 9, 46, 4][..], &[3usize, 1, 0, 2][..]);
     assert_eq!(runs(dims, perm, 2).0, Kind::Gather);
     let ran = check(&Permute::new(dims, perm, 2)).unwrap_or_else(|err| panic!("{err}"));
+    assert!(ran > 0);
+}
+
+/// A transpose that would step over gathers where its gather uses a fifth of
+/// each source sector or more (`permute::STEP_GATHER_MIN_USE`); below, it
+/// steps over. The gathered plans simulate like the CPU permute.
+#[test]
+fn stepping_tiles_gather_where_the_gather_uses_a_fifth_of_each_sector() {
+    assert_eq!(runs(&[13, 516222, 5], &[2, 1, 0], 1).0, Kind::Gather);
+    assert_eq!(
+        runs(&[7, 15, 45, 5, 355, 2], &[0, 5, 3, 2, 4, 1], 2).0,
+        Kind::Gather
+    );
+    // A twelfth of each sector: the stepped 32-wide tile.
+    assert_eq!(
+        runs(&[18157, 22, 6, 14], &[1, 3, 0, 2], 1),
+        (Kind::Transpose, Form::Tile, 32)
+    );
+    for (dims, perm, e) in [
+        (&[13u64, 900, 5][..], &[2usize, 1, 0][..], 1u32),
+        (&[7, 15, 45, 5, 3, 2], &[0, 5, 3, 2, 4, 1], 2),
+    ] {
+        assert_eq!(runs(dims, perm, e).0, Kind::Gather, "{dims:?}");
+        let ran = check(&Permute::new(dims, perm, e)).unwrap_or_else(|err| panic!("{err}"));
+        assert!(ran > 0, "{dims:?}");
+    }
+}
+
+/// A low-fill transpose of 4- and 8-byte elements keeps its tiles where both
+/// sides pass one 32-wide tile and its gather would use under 0.3 of each
+/// source sector (`gather::sparse_keeps_tiles`); a shorter side gathers.
+#[test]
+fn sparse_gathers_of_wide_elements_keep_tiles_past_one_tile_a_side() {
+    let shape = |dims: &[u64], perm: &[usize], e: u32| {
+        let p = plan(&Permute::new(dims, perm, e)).expect("plans");
+        (p.kind, p.shape.rows, p.shape.cols)
+    };
+    assert_eq!(
+        shape(&[44, 5295, 36], &[2, 1, 0], 4),
+        (Kind::Transpose, 44, 36)
+    );
+    assert_eq!(
+        shape(&[112, 4, 3, 2, 38, 41], &[5, 2, 3, 0, 1, 4], 8),
+        (Kind::Transpose, 38, 41)
+    );
+    assert_eq!(runs(&[3106, 15, 45, 4], &[3, 1, 0, 2], 4).0, Kind::Gather);
+    let (dims, perm) = (&[44u64, 50, 36][..], &[2usize, 1, 0][..]);
+    assert_eq!(shape(dims, perm, 4).0, Kind::Transpose);
+    let ran = check(&Permute::new(dims, perm, 4)).unwrap_or_else(|err| panic!("{err}"));
     assert!(ran > 0);
 }

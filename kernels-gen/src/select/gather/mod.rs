@@ -196,7 +196,9 @@ fn split_gathers(shape: &Shape, elem_bytes: u32) -> bool {
 ///   `[54,3,46,2,51,11] [4,2,0,5,1,3]` f32 0.23 and 0.90, `[4,838860,5]
 ///   [2,1,0]` f16 (a fifth of each sector) 0.11 and 0.49; below that the gather
 ///   loses too (`[5,5,2,55924,12] [4,0,2,3,1]` u8, a twelfth: 0.18 and 0.14;
-///   down the columns it wins, `permute::box_gathers`);
+///   down the columns it wins, `permute::box_gathers`), and so it does for
+///   4- and 8-byte elements longer than a tile on both sides
+///   ([`sparse_keeps_tiles`]);
 /// * for 1-byte elements, whose square tiles are slow, tiles filled below
 ///   [`GATHER_PART_FILL`], or any tiles with whole sectors used, where the
 ///   gather uses at least [`GATHER_MIN_SECTOR_USE`] of them:
@@ -269,7 +271,7 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
         None => {
             let fill = tile_fill(shape.rows) * tile_fill(shape.cols);
             if fill < GATHER_BELOW_FILL {
-                used >= GATHER_LOW_FILL_MIN_USE
+                used >= GATHER_LOW_FILL_MIN_USE && !sparse_keeps_tiles(shape, elem_bytes, used)
             } else if splits_sectors(shape, elem_bytes) && split_gathers(shape, elem_bytes) {
                 used * f64::from(32 / elem_bytes) >= GATHER_SPLIT_MIN_ELEMS
             } else {
@@ -305,9 +307,82 @@ pub const THIN_GATHER_MAX_ROW_BYTES: u64 = 192;
 /// `[37,26,34,37,27] [1,4,2,0,3]` u8, 37 x 27: 0.028 -> 0.105, torch
 /// 0.245); from 209 bytes the thin kernel ran faster on 12 of 14
 /// (`[25,11,8,435,35] [2,4,0,1,3]` u8, 435 rows, 0.304 against 0.092).
+///
+/// Batches of such matrices with [`thin_tile_min_cols`] columns or more run
+/// the scalar tile instead ([`short_thin_tiles`]).
 pub fn short_thin_items(shape: &Shape, elem_bytes: u32) -> bool {
+    short_thin_rows(shape, elem_bytes) && !short_thin_tiles(shape, elem_bytes)
+}
+
+/// A batch of plain matrices (no folded side) whose rows hold at most
+/// [`THIN_GATHER_MAX_ROW_BYTES`].
+fn short_thin_rows(shape: &Shape, elem_bytes: u32) -> bool {
     shape.fold == Fold::NONE
         && shape.rows.saturating_mul(u64::from(elem_bytes)) <= THIN_GATHER_MAX_ROW_BYTES
+}
+
+/// The fewest columns of a batch's short plain matrices ([`short_thin_tiles`])
+/// that run the scalar tile rather than the gather: 15 of 1-byte elements, 26
+/// of 2-byte ones (none of other sizes: no thin kernel moves them).
+pub fn thin_tile_min_cols(elem_bytes: u32) -> u64 {
+    match elem_bytes {
+        1 => 15,
+        2 => 26,
+        _ => u64::MAX,
+    }
+}
+
+/// Whether a batch of plain matrices with rows of at most
+/// [`THIN_GATHER_MAX_ROW_BYTES`] and at least [`thin_tile_min_cols`] columns
+/// runs the tiles with no narrow kernel (no `thin`, no `tall`): the scalar
+/// 32-wide tile of 1-byte elements, the skew tile of 2-byte ones. Such
+/// matrices fill the tiles well enough on both sides, where the gather
+/// fetches each source sector again for every row it feeds and the narrow
+/// kernels leave most of each block idle. H200, `--example permute --
+/// --shape ...` (2026-11-29), the 55 batches of that kind the thin kernel
+/// would run among `permute --plans --random 12` over seeds 1000 to 2500,
+/// the gather and the list without narrow kernels in one call: 1-byte
+/// matrices of 15 columns or more ran at 0.19 to 0.36 of memcpy on the
+/// scalar tile against 0.09 to 0.19 gathered (`[887,19,51,39] [3,1,0,2]`
+/// u8, 51 x 39: 0.089 -> 0.303, torch 0.200), of 11 to 13 columns alike
+/// (0.16 to 0.20 both ways), of 5 to 10 columns faster gathered (37 x 5:
+/// 0.35 against 0.07); 2-byte ones of 26 columns or more at 0.22 to 0.38 on
+/// the skew tile against 0.15 to 0.21 (34 x 26: 0.214 -> 0.379, torch
+/// 0.375), of 20 columns faster gathered (45 x 20: 0.42 against 0.34). The
+/// 1-byte ones that the list without the thin kernel ran on the `tall`
+/// kernel ran there at 0.02 to 0.04, so the list leaves both out. The build
+/// before and this one in one call, the 23 plans this changes: all faster,
+/// x2.10 geometric mean, median 0.139 -> 0.264 (torch 0.236), 23 -> 6
+/// slower than torch (`[47,14,41,48,25] [4,2,1,0,3]` u8, 48 x 25, 0.105 ->
+/// 0.323; `[11,2647,48,24] [3,1,0,2]` u8, 48 x 24 on the 4-element vector
+/// tile, 0.104 -> 0.192, torch 0.255).
+pub fn short_thin_tiles(shape: &Shape, elem_bytes: u32) -> bool {
+    short_thin_rows(shape, elem_bytes) && shape.cols >= thin_tile_min_cols(elem_bytes)
+}
+
+/// The most [`sector_use`] of a gather that a batch of 4- and 8-byte
+/// matrices longer than one 32-wide tile on both sides keeps its tiles
+/// under ([`sparse_keeps_tiles`]).
+pub const SPARSE_TILES_MAX_USE: f64 = 0.3;
+
+/// Whether a transpose of `elem_bytes`-byte elements that the low-fill rule
+/// would gather ([`GATHER_BELOW_FILL`]) keeps its tiles: 4-byte elements or
+/// wider, both sides longer than one 32-wide tile (33 to about 50 items fill
+/// their two tiles a side below the bar), and a gather that would use less
+/// than [`SPARSE_TILES_MAX_USE`] of each source sector, one element of each
+/// for 4- and 8-byte ones. H200, `--example permute -- --shape ...`
+/// (2026-11-29), every gather of 4- and 8-byte elements under that use that
+/// the tall kernel did not take among `permute --plans --random 12` over
+/// seeds 1000 to 2500 (103), gather and tiles in one call: all 28 with both
+/// sides above 32 ran faster as tiles, x1.10 to x3.59 (`[44,5295,36] [2,1,0]`
+/// f32, 44 x 36: 0.278 gathered, 0.760 as tiles, torch 0.315;
+/// `[112,4,3,2,38,41] [5,2,3,0,1,4]` f64 0.527 and 0.892); of the 20 with a
+/// shorter side of 8 to 23, 10 ran faster as tiles and 9 gathered, and of
+/// the 55 with a side below 8, 44 ran faster gathered. The build before and
+/// this one in one call: x1.62 on the 28, median 0.410 -> 0.721 of memcpy
+/// (torch 0.423), 23 -> 1 slower than torch.
+pub fn sparse_keeps_tiles(shape: &Shape, elem_bytes: u32, used: f64) -> bool {
+    elem_bytes >= 4 && shape.rows > 32 && shape.cols > 32 && used < SPARSE_TILES_MAX_USE
 }
 
 /// Whether the attribute's list runs its measured vector kernel on the plain

@@ -9,7 +9,7 @@ use crate::kernel::order::TileOrder;
 use crate::kernel::spec::{Strategy, TransposeSpec};
 use crate::kernel::Kernel;
 use crate::select::choice::{auto_kernels, permute_tile_rows};
-use crate::select::gather::gathers;
+use crate::select::gather::{gathers, short_thin_tiles};
 use crate::select::permute::axes::{rows_box, rows_past_tile};
 use crate::select::permute::call::{Kind, Plan};
 use crate::select::permute::error::PermuteError;
@@ -112,14 +112,18 @@ pub fn plan_kernels(plan: &Plan, strategy: Strategy) -> Result<Vec<Kernel>, Perm
         }
         Kind::Transpose => {
             // A small kernel over outer axes is followed by its wider quotients'
-            // twins, for batches its plain 32-bit quotients cannot split.
+            // twins, for batches its plain 32-bit quotients cannot split. A
+            // batch of short matrices of enough columns leaves out the narrow
+            // kernels ([`short_thin_tiles`]).
             let levels: &[Quotients] = if outer > 0 {
                 &[Quotients::Items, Quotients::Any]
             } else {
                 &[]
             };
+            let narrow = !short_thin_tiles(&plan.shape, elem_bytes);
             Ok(auto_kernels(&Kernel::build(scalar(plan.tile())?)?)
                 .iter()
+                .filter(|k| narrow || !matches!(k.spec().geometry.form, Form::Thin | Form::Tall))
                 .filter_map(|k| k.with_outer(outer).ok())
                 .flat_map(|k| with_twins(k, levels))
                 .collect())
