@@ -161,8 +161,12 @@ fn gathered_boxes_run_the_folded_tall_kernel() {
         assert_eq!((p.kind, g.form, g.tile), (Kind::Transpose, Form::Tile, 16));
     }
     assert_eq!(
-        tiles(&[5, 139810, 12], &[2, 1, 0], 2),
+        tiles(&[4, 466033, 9], &[2, 1, 0], 2),
         (Kind::Gather, Form::Small)
+    );
+    assert_eq!(
+        tiles(&[5, 139810, 12], &[2, 1, 0], 2),
+        (Kind::Transpose, Form::Tile)
     );
     assert_eq!(
         tiles(&[5, 83886, 20], &[2, 1, 0], 2),

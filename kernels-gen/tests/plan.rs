@@ -328,13 +328,14 @@ fn boxes_of_short_runs_gather_down_the_columns_of_their_chunks() {
         );
     }
     // Boxes that tiles would fill a third to two thirds of, of `b * b *
-    // elem_bytes` up to 320: gathered down the columns in place of the tiles.
+    // elem_bytes` up to 180 (a plain box) or 320 (a box over two outer axes
+    // or more): gathered down the columns in place of the tiles.
     for (dims, perm, e) in [
         (&[5u64, 5, 2, 55924, 12][..], &[4usize, 0, 2, 3, 1][..], 1),
         (&[2, 1525201, 11], &[2, 1, 0], 1),
-        (&[7, 299593, 16], &[2, 1, 0], 1),
+        (&[6, 4, 87381, 16], &[0, 3, 2, 1], 1),
         (&[60, 7, 6, 21, 37, 17], &[3, 0, 5, 2, 4, 1], 1),
-        (&[3, 508400, 11], &[2, 1, 0], 2),
+        (&[2, 932067, 9], &[2, 1, 0], 2),
     ] {
         assert_eq!(
             first(dims, perm, e).0,
@@ -344,12 +345,14 @@ fn boxes_of_short_runs_gather_down_the_columns_of_their_chunks() {
         let tiled = plan_tiles(&Permute::new(dims, perm, e)).expect("plans");
         assert_eq!(tiled.kind, Kind::Transpose, "{dims:?}");
     }
-    // Longer `b`: the tiles.
+    // Longer `b` (plain boxes past 180): the tiles.
     for (dims, perm, e) in [
         (&[6u64, 243148, 23][..], &[2usize, 1, 0][..], 1),
         (&[2, 883011, 19], &[2, 1, 0], 1),
         (&[882, 2, 2, 9, 48, 22], &[5, 2, 1, 0, 4, 3], 1),
         (&[3, 430185, 13], &[2, 1, 0], 2),
+        (&[7, 299593, 16], &[2, 1, 0], 1),
+        (&[3, 508400, 11], &[2, 1, 0], 2),
     ] {
         let p = plan(&Permute::new(dims, perm, e)).expect("plans");
         assert_eq!(p.kind, Kind::Transpose, "{dims:?} {e}-byte");

@@ -250,3 +250,22 @@ fn sparse_gathers_of_wide_elements_keep_tiles_past_one_tile_a_side() {
     let ran = check(&Permute::new(dims, perm, 4)).unwrap_or_else(|err| panic!("{err}"));
     assert!(ran > 0);
 }
+
+/// A box `[a, J, b] -> [b, J, a]` of 1- or 2-byte elements gathers down the
+/// columns up to `b * b * elem_bytes` of `LANES_PLAIN_BOX_MAX` where its
+/// gather has at most one outer axis, of `LANES_BOX_MAX` where more; past
+/// that it runs the tiles.
+#[test]
+fn plain_boxes_gather_down_the_columns_up_to_their_own_bound() {
+    // u8: b of 13 gathers, 16 runs the tiles; u16: b of 9 gathers, 12 tiles.
+    assert_eq!(runs(&[6, 430185, 13], &[2, 1, 0], 1).0, Kind::Gather);
+    assert_eq!(
+        runs(&[7, 299593, 16], &[2, 1, 0], 1),
+        (Kind::Transpose, Form::Tile, 16)
+    );
+    assert_eq!(runs(&[4, 466033, 9], &[2, 1, 0], 2).0, Kind::Gather);
+    assert_eq!(runs(&[3, 466033, 12], &[2, 1, 0], 2).0, Kind::Transpose);
+    // Over two outer axes, b of 13 and 16 (u8) still gather.
+    assert_eq!(runs(&[3, 6, 143395, 13], &[0, 3, 2, 1], 1).0, Kind::Gather);
+    assert_eq!(runs(&[6, 4, 87381, 16], &[0, 3, 2, 1], 1).0, Kind::Gather);
+}

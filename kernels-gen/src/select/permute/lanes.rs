@@ -48,20 +48,26 @@ pub fn lanes_gather(shape: &Shape, g: &Geometry) -> bool {
         && apart >= sectors * SECTOR_BYTES * a
 }
 
-/// The most `b * b * elem_bytes` of a box that runs as its gather down the
+/// The most `b * b * elem_bytes` of a box over several batch axes (its
+/// gather over two outer axes or more) that runs as its gather down the
 /// columns ([`box_gathers`]).
 pub const LANES_BOX_MAX: u64 = 320;
+
+/// The most `b * b * elem_bytes` of a plain box `[a, J, b]` (its gather over
+/// at most one outer axis) that runs as its gather down the columns
+/// ([`box_gathers`]): 1-byte boxes up to `b = 13`, 2-byte ones up to 9.
+pub const LANES_PLAIN_BOX_MAX: u64 = 180;
 
 /// Whether the transpose `tiled` of 1- or 2-byte elements runs faster as its
 /// gather down the columns: where that gather passes [`lanes_gather`] (a box
 /// `[a, j, b] -> [b, j, a]`) and `b * b * elem_bytes` is at most
-/// [`LANES_BOX_MAX`]. The gather reads each source sector once for each of
-/// the `b` destination rows it feeds: it ran at about `5 / b` of memcpy
-/// whatever the element size. The folded tiles it replaces fill `b` of their
-/// short side and ran at about `0.015 * b` (1-byte) and `0.031 * b` (2-byte):
-/// they cross where `b * b * elem_bytes` is about 330. H200, boxes `[a, J, b]
-/// [2,1,0]` of 32 MB, `a` of 2 to 15, tiles against the gather in one call
-/// (`--example permute -- --shape ...`, 2026-11-28):
+/// [`LANES_PLAIN_BOX_MAX`] (a gather over at most one outer axis) or
+/// [`LANES_BOX_MAX`] (over more). The gather reads each source sector once
+/// for each of the `b` destination rows it feeds; the folded tiles it
+/// replaces fill `b` of their short side and ran at about `0.015 * b`
+/// (1-byte) and `0.031 * b` (2-byte). H200, boxes `[a, J, b] [2,1,0]` of 32
+/// MB, `a` of 2 to 15, tiles against the gather in one call (`--example
+/// permute -- --shape ...`, 2026-11-28):
 ///
 /// | `b` (u8) | 11 | 13 | 16 | 19 | 23 | 31 |
 /// |---|---|---|---|---|---|---|
@@ -69,19 +75,38 @@ pub const LANES_BOX_MAX: u64 = 320;
 /// | gather | 0.33 to 0.41 | 0.29 to 0.37 | 0.24 to 0.31 | 0.22 to 0.28 | 0.18 to 0.24 | 0.14 to 0.19 |
 ///
 /// and u16 `b = 11` 0.34 against 0.40 to 0.43, `b = 13` 0.40 against 0.36 to
-/// 0.39. Random permutes of the class: `[5,5,2,55924,12] [4,0,2,3,1]` u8
-/// 0.19 -> 0.33 (torch 0.26), `[60,7,6,21,37,17] [3,0,5,2,4,1]` u8 (`b` of
-/// 17) 0.22 -> 0.34, while `[882,2,2,9,48,22] [5,2,1,0,4,3]` u8 (`b` of 22)
-/// keeps its tiles (0.28 against 0.19 gathered). 4-byte boxes run the folded
-/// tall kernel instead (`tall_plan`).
+/// 0.39. These gathers move from call to call far more than the tiles: in
+/// two calls on 2026-11-29 the same gathers ran at about half those figures
+/// (u8 `b` of 14 to 17: 0.12 to 0.17, the tiles 0.22 to 0.26 as before;
+/// `[3,6,143395,13] [0,3,2,1]` u8 at 0.21 in one call and 0.34 in the
+/// other, its tiles at 0.25 in both). So plain boxes gather only where they
+/// ran faster gathered in both: in one call the build with [`LANES_BOX_MAX`]
+/// for every box against one with the plain bound at 128, the 20 plain boxes
+/// past this bound ran x1.68 faster as tiles (every one, x1.25 to x2.25,
+/// though none as fast as torch: median 0.158 -> 0.255, torch 0.318;
+/// `[7,281970,17] [2,1,0]` u8 0.115 -> 0.260, torch 0.272; `[3,466033,12]
+/// [2,1,0]` u16 0.204 -> 0.378), those of 1-byte `b` of 12 and 13 x1.10 to
+/// x1.15 (kept gathered at this bound, the gather faster the day before), where 11
+/// of 15 boxes over two outer axes ran slower as tiles (`[3,6,143395,13]
+/// [0,3,2,1]` u8 0.340 -> 0.252). Random permutes of the class:
+/// `[5,5,2,55924,12] [4,0,2,3,1]` u8 0.19 -> 0.33 (torch 0.26),
+/// `[60,7,6,21,37,17] [3,0,5,2,4,1]` u8 (`b` of 17) 0.22 -> 0.34, while
+/// `[882,2,2,9,48,22] [5,2,1,0,4,3]` u8 (`b` of 22) keeps its tiles (0.28
+/// against 0.19 gathered). 4-byte boxes run the folded tall kernel instead
+/// (`tall_plan`).
 pub fn box_gathers(tiled: &Plan) -> bool {
     let e = tiled.elem_bytes;
     e <= 2
         && TransposeSpec::small(e).is_ok_and(|small| {
             gather_shape(&tiled.axes).is_some_and(|g| {
                 let b = g.src_batch_stride;
+                let max = if g.outer.n <= 1 {
+                    LANES_PLAIN_BOX_MAX
+                } else {
+                    LANES_BOX_MAX
+                };
                 lanes_gather(&g, &small.geometry)
-                    && b.saturating_mul(b).saturating_mul(u64::from(e)) <= LANES_BOX_MAX
+                    && b.saturating_mul(b).saturating_mul(u64::from(e)) <= max
             })
         })
 }

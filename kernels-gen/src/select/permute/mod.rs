@@ -67,7 +67,7 @@ pub use axes::{check_perm, COPY_ITEM_BYTES, FOLD_BELOW};
 use axes::{merge, overlaps, shape_of, strides};
 pub use call::{Kind, Permute, Plan};
 pub use error::{PermuteError, MAX_RANK};
-pub use lanes::{box_gathers, lanes_gather, LANES_BOX_MAX};
+pub use lanes::{box_gathers, lanes_gather, LANES_BOX_MAX, LANES_PLAIN_BOX_MAX};
 pub use list::{copy_vecs, pick, plan_kernels};
 pub use tall::{BOX_MIN_CHUNKS, TALL_MAX_SECTOR_USE};
 
