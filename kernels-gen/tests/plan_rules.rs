@@ -25,6 +25,13 @@ fn runs(dims: &[u64], perm: &[usize], e: u32) -> (Kind, Form, u32) {
     (p.kind, g.form, g.tile)
 }
 
+/// Runs the permute's plan through the simulator: it must move every element
+/// like the CPU permute, and move some.
+fn simulates(dims: &[u64], perm: &[usize], e: u32) {
+    let ran = check(&Permute::new(dims, perm, e)).unwrap_or_else(|err| panic!("{dims:?}: {err}"));
+    assert!(ran > 0, "{dims:?}: nothing ran");
+}
+
 /// A batch of 1-byte matrices over outer axes whose sides are not multiples
 /// of 4 runs the small kernel only up to the matrices its 32-bit build takes
 /// (16384 elements); larger ones run what a plain batch of them runs (squat,
@@ -43,9 +50,7 @@ fn large_unaligned_byte_matrices_over_outer_axes_leave_the_small_kernel() {
         (&[3u64, 15, 2, 2000][..], &[2usize, 0, 3, 1][..]),
         (&[2, 2, 3, 2731, 4], &[1, 0, 4, 2, 3]),
     ] {
-        let p = Permute::new(dims, perm, 1);
-        let ran = check(&p).unwrap_or_else(|e| panic!("{dims:?}: {e}"));
-        assert!(ran > 0, "{dims:?}");
+        simulates(dims, perm, 1);
         let (_, form, _) = runs(dims, perm, 1);
         assert!(
             matches!(form, Form::Squat | Form::Thin),
@@ -135,9 +140,7 @@ fn short_sides_of_byte_tiles_step_over_the_other_sides_axes() {
         (&[7, 32, 2, 8, 16], &[2, 4, 1, 3, 0], 2),
     ] {
         assert_eq!(runs(dims, perm, e), tile32, "{dims:?}");
-        let ran =
-            check(&Permute::new(dims, perm, e)).unwrap_or_else(|err| panic!("{dims:?}: {err}"));
-        assert!(ran > 0, "{dims:?}");
+        simulates(dims, perm, e);
     }
 }
 
@@ -184,8 +187,7 @@ fn short_rows_of_thin_batches_gather() {
         (&[50, 3, 2, 2, 17, 26], &[1, 2, 5, 0, 3, 4], 2),
     ] {
         tiled(dims, perm, e);
-        let ran = check(&Permute::new(dims, perm, e)).unwrap_or_else(|err| panic!("{err}"));
-        assert!(ran > 0, "{dims:?}");
+        simulates(dims, perm, e);
     }
     // 435 x 35 u8 and 230 x 38 f16 keep the thin kernel.
     assert_eq!(
@@ -198,8 +200,7 @@ fn short_rows_of_thin_batches_gather() {
     );
     let (dims, perm) = (&[40u64, 9, 46, 4][..], &[3usize, 1, 0, 2][..]);
     assert_eq!(runs(dims, perm, 2).0, Kind::Gather);
-    let ran = check(&Permute::new(dims, perm, 2)).unwrap_or_else(|err| panic!("{err}"));
-    assert!(ran > 0);
+    simulates(dims, perm, 2);
 }
 
 /// A transpose that would step over gathers where its gather uses a fifth of
@@ -222,8 +223,7 @@ fn stepping_tiles_gather_where_the_gather_uses_a_fifth_of_each_sector() {
         (&[7, 15, 45, 5, 3, 2], &[0, 5, 3, 2, 4, 1], 2),
     ] {
         assert_eq!(runs(dims, perm, e).0, Kind::Gather, "{dims:?}");
-        let ran = check(&Permute::new(dims, perm, e)).unwrap_or_else(|err| panic!("{err}"));
-        assert!(ran > 0, "{dims:?}");
+        simulates(dims, perm, e);
     }
 }
 
@@ -247,8 +247,7 @@ fn sparse_gathers_of_wide_elements_keep_tiles_past_one_tile_a_side() {
     assert_eq!(runs(&[3106, 15, 45, 4], &[3, 1, 0, 2], 4).0, Kind::Gather);
     let (dims, perm) = (&[44u64, 50, 36][..], &[2usize, 1, 0][..]);
     assert_eq!(shape(dims, perm, 4).0, Kind::Transpose);
-    let ran = check(&Permute::new(dims, perm, 4)).unwrap_or_else(|err| panic!("{err}"));
-    assert!(ran > 0);
+    simulates(dims, perm, 4);
 }
 
 /// A box `[a, J, b] -> [b, J, a]` of 1- or 2-byte elements gathers down the
