@@ -77,17 +77,17 @@ pub const LANES_PLAIN_BOX_MAX: u64 = 180;
 /// and u16 `b = 11` 0.34 against 0.40 to 0.43, `b = 13` 0.40 against 0.36 to
 /// 0.39. These gathers move from call to call far more than the tiles: in
 /// two calls on 2026-11-29 the same gathers ran at about half those figures
-/// (u8 `b` of 14 to 17: 0.12 to 0.17, the tiles 0.22 to 0.26 as before;
+/// (u8 `b` of 14 to 17: 0.12 to 0.20, the tiles 0.22 to 0.26 as before;
 /// `[3,6,143395,13] [0,3,2,1]` u8 at 0.21 in one call and 0.34 in the
-/// other, its tiles at 0.25 in both). So plain boxes gather only where they
-/// ran faster gathered in both: in one call the build with [`LANES_BOX_MAX`]
-/// for every box against one with the plain bound at 128, the 20 plain boxes
-/// past this bound ran x1.68 faster as tiles (every one, x1.25 to x2.25,
-/// though none as fast as torch: median 0.158 -> 0.255, torch 0.318;
-/// `[7,281970,17] [2,1,0]` u8 0.115 -> 0.260, torch 0.272; `[3,466033,12]
-/// [2,1,0]` u16 0.204 -> 0.378), those of 1-byte `b` of 12 and 13 x1.10 to
-/// x1.15 (kept gathered at this bound, the gather faster the day before), where 11
-/// of 15 boxes over two outer axes ran slower as tiles (`[3,6,143395,13]
+/// other, its tiles at 0.25 in both). So plain boxes gather only where the
+/// gather ran faster the day before and within 15% of the tiles since: in
+/// one call the build with [`LANES_BOX_MAX`] for every box against one with
+/// the plain bound at 128, the 20 plain boxes past this bound ran x1.68
+/// faster as tiles (every one, x1.25 to x2.25, though none as fast as torch:
+/// median 0.158 -> 0.255, torch 0.318; `[7,281970,17] [2,1,0]` u8 0.115 ->
+/// 0.260, torch 0.272; `[3,466033,12] [2,1,0]` u16 0.204 -> 0.378), those of
+/// 1-byte `b` of 12 and 13 x1.10 to x1.15 (kept gathered at this bound), where
+/// 11 of 15 boxes over two outer axes ran slower as tiles (`[3,6,143395,13]
 /// [0,3,2,1]` u8 0.340 -> 0.252). Random permutes of the class:
 /// `[5,5,2,55924,12] [4,0,2,3,1]` u8 0.19 -> 0.33 (torch 0.26),
 /// `[60,7,6,21,37,17] [3,0,5,2,4,1]` u8 (`b` of 17) 0.22 -> 0.34, while
