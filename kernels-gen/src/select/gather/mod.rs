@@ -309,7 +309,7 @@ pub const THIN_GATHER_MAX_ROW_BYTES: u64 = 192;
 /// (`[25,11,8,435,35] [2,4,0,1,3]` u8, 435 rows, 0.304 against 0.092).
 ///
 /// Batches of such matrices with [`thin_tile_min_cols`] columns or more run
-/// the scalar tile instead ([`short_thin_tiles`]).
+/// the tiles instead ([`short_thin_tiles`]).
 pub fn short_thin_items(shape: &Shape, elem_bytes: u32) -> bool {
     short_thin_rows(shape, elem_bytes) && !short_thin_tiles(shape, elem_bytes)
 }
@@ -322,7 +322,7 @@ fn short_thin_rows(shape: &Shape, elem_bytes: u32) -> bool {
 }
 
 /// The fewest columns of a batch's short plain matrices ([`short_thin_tiles`])
-/// that run the scalar tile rather than the gather: 15 of 1-byte elements, 26
+/// that run the tiles rather than the gather: 15 of 1-byte elements, 26
 /// of 2-byte ones (none of other sizes: no thin kernel moves them).
 pub fn thin_tile_min_cols(elem_bytes: u32) -> u64 {
     match elem_bytes {
@@ -334,8 +334,9 @@ pub fn thin_tile_min_cols(elem_bytes: u32) -> u64 {
 
 /// Whether a batch of plain matrices with rows of at most
 /// [`THIN_GATHER_MAX_ROW_BYTES`] and at least [`thin_tile_min_cols`] columns
-/// runs the tiles with no narrow kernel (no `thin`, no `tall`): the scalar
-/// 32-wide tile of 1-byte elements, the skew tile of 2-byte ones. Such
+/// runs the tiles with no narrow kernel (no `thin`, no `tall`): mostly the
+/// scalar 32-wide tile of 1-byte elements (a vector tile where the sides are
+/// whole vectors) and the skew tile of 2-byte ones. Such
 /// matrices fill the tiles well enough on both sides, where the gather
 /// fetches each source sector again for every row it feeds and the narrow
 /// kernels leave most of each block idle. H200, `--example permute --

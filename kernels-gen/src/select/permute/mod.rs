@@ -19,8 +19,10 @@
 //!      continue it while it is shorter than a tile (an axis that could continue
 //!      either goes to the side whose tiles it fills more), the other axes their
 //!      batch; where the plan would run 1- or 2-byte elements on the 16-wide
-//!      tile, it is made again with each side stepping over the axes the other
-//!      holds, folding on with the axis past them;
+//!      tile, it gathers if the gather uses a fifth of each source sector
+//!      ([`STEP_GATHER_MIN_USE`]), else it is made again with each side
+//!      stepping over the axes the other holds, folding on with the axis past
+//!      them;
 //!    * **copy of single elements** where a side has no stride-1 axis (strided
 //!      views): rows along the destination's innermost axis;
 //! 4. **widens** a copy whose blocks are short: each block becomes one element
@@ -95,7 +97,8 @@ pub fn plan(p: &Permute) -> Result<Plan, PermuteError> {
 }
 
 /// The least share of each source sector ([`gather_sector_use`]) at which a
-/// transpose that steps over ([`steps_over`]) gathers instead.
+/// folded transpose of 1- or 2-byte elements on the 16-wide tile, which the
+/// planner would otherwise make again stepping over, gathers instead.
 pub const STEP_GATHER_MIN_USE: f64 = 0.2;
 
 /// The gather of `planned`, a transpose that would step over
@@ -106,10 +109,10 @@ pub const STEP_GATHER_MIN_USE: f64 = 0.2;
 /// call: of the 21 this gathers (a fifth of each sector or more), 19 ran
 /// faster gathered, x1.24 geometric mean, one alike and one slower
 /// (`[14,59,23,7,31,8] [4,2,3,1,5,0]` u8, 0.344 stepped, 0.164 gathered);
-/// `[13,516222,5]
-/// [2,1,0]` u8 0.212 -> 0.395 (torch 0.293), `[7,15,45,5,355,2]
-/// [0,5,3,2,4,1]` f16 0.305 -> 0.583 (torch 0.382). Below a fifth the
-/// stepped tiles ran faster on 83 of 109.
+/// `[13,516222,5] [2,1,0]` u8 0.212 -> 0.395 (torch 0.293),
+/// `[7,15,45,5,355,2] [0,5,3,2,4,1]` f16 0.305 -> 0.583 (torch 0.382). Below
+/// a fifth the stepped tiles ran faster on 83 of 109. The build before and
+/// this one in a later call, on those 21: x1.29, 8 -> 1 slower than torch.
 fn tile16_gather(planned: &Plan) -> Result<Option<Plan>, PermuteError> {
     if gather_sector_use(&planned.axes, planned.elem_bytes)? < STEP_GATHER_MIN_USE {
         return Ok(None);
