@@ -31,6 +31,10 @@ use crate::kernel::spec::{SpecError, Strategy, TransposeSpec};
 use crate::memo::Memo;
 use crate::select::choice::{fast_variant, shape_specs};
 
+mod thin;
+
+pub use thin::{short_thin_items, short_thin_tiles, thin_tile_min_cols, THIN_GATHER_MAX_ROW_BYTES};
+
 /// The shape of a gather over merged `axes`, where a `small` kernel takes it:
 /// the destination one dense run (each axis's destination stride the product of
 /// the extents inside it), its innermost axis of 2 to [`SMALL_WIDE_MAX_ELEMS`]
@@ -284,81 +288,6 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
             }
         }
     }
-}
-
-/// The most bytes in a row of a batch's plain matrices (no folded side) that
-/// the thin kernel would run where the gather runs them instead
-/// ([`short_thin_items`]).
-pub const THIN_GATHER_MAX_ROW_BYTES: u64 = 192;
-
-/// Whether a batch of plain matrices (`shape`, no folded side) of
-/// `elem_bytes`-byte elements has rows of at most
-/// [`THIN_GATHER_MAX_ROW_BYTES`]: the thin kernel then leaves most of each
-/// block idle (a block moves sub-tiles of one matrix,
-/// [`Geometry::thin_tile_rows`] each), and the gather runs them faster however
-/// little of each source sector it uses. H200, `--example permute --
-/// --shape ...`, the thin kernel and the gather in one call (2026-11-29),
-/// 60 of the 70 plain batches with rows below a sub-tile that the thin
-/// kernel ran among `permute --plans --random 12` over seeds 1000 to 2500:
-/// every batch of rows of 192 bytes or less ran faster gathered but one,
-/// tied (`[32,31,30,46,2,35] [0,2,5,1,3,4]` f16, 92 rows, 0.155 and 0.152),
-/// the thin kernel at 0.013 to 0.16 of memcpy, the gather at 0.09 to 0.59
-/// (`[2337,39,46,4] [3,1,0,2]` f16, 46 x 4: 0.044 -> 0.586, torch 0.443;
-/// `[37,26,34,37,27] [1,4,2,0,3]` u8, 37 x 27: 0.028 -> 0.105, torch
-/// 0.245); from 209 bytes the thin kernel ran faster on 12 of 14
-/// (`[25,11,8,435,35] [2,4,0,1,3]` u8, 435 rows, 0.304 against 0.092).
-///
-/// Batches of such matrices with [`thin_tile_min_cols`] columns or more run
-/// the tiles instead ([`short_thin_tiles`]).
-pub fn short_thin_items(shape: &Shape, elem_bytes: u32) -> bool {
-    short_thin_rows(shape, elem_bytes) && !short_thin_tiles(shape, elem_bytes)
-}
-
-/// A batch of plain matrices (no folded side) whose rows hold at most
-/// [`THIN_GATHER_MAX_ROW_BYTES`].
-fn short_thin_rows(shape: &Shape, elem_bytes: u32) -> bool {
-    shape.fold == Fold::NONE
-        && shape.rows.saturating_mul(u64::from(elem_bytes)) <= THIN_GATHER_MAX_ROW_BYTES
-}
-
-/// The fewest columns of a batch's short plain matrices ([`short_thin_tiles`])
-/// that run the tiles rather than the gather: 15 of 1-byte elements, 26
-/// of 2-byte ones (none of other sizes: no thin kernel moves them).
-pub fn thin_tile_min_cols(elem_bytes: u32) -> u64 {
-    match elem_bytes {
-        1 => 15,
-        2 => 26,
-        _ => u64::MAX,
-    }
-}
-
-/// Whether a batch of plain matrices with rows of at most
-/// [`THIN_GATHER_MAX_ROW_BYTES`] and at least [`thin_tile_min_cols`] columns
-/// runs the tiles with no narrow kernel (no `thin`, no `tall`): mostly the
-/// scalar 32-wide tile of 1-byte elements (a vector tile where the sides are
-/// whole vectors) and the skew tile of 2-byte ones. Such
-/// matrices fill the tiles well enough on both sides, where the gather
-/// fetches each source sector again for every row it feeds and the narrow
-/// kernels leave most of each block idle. H200, `--example permute --
-/// --shape ...` (2026-11-29), the 55 batches of that kind the thin kernel
-/// would run among `permute --plans --random 12` over seeds 1000 to 2500,
-/// the gather and the list without narrow kernels in one call: 1-byte
-/// matrices of 15 columns or more ran at 0.19 to 0.36 of memcpy on the
-/// scalar tile against 0.09 to 0.19 gathered (`[887,19,51,39] [3,1,0,2]`
-/// u8, 51 x 39: 0.089 -> 0.303, torch 0.200), of 11 to 13 columns alike
-/// (0.16 to 0.20 both ways), of 5 to 10 columns faster gathered (37 x 5:
-/// 0.35 against 0.07); 2-byte ones of 26 columns or more at 0.22 to 0.38 on
-/// the skew tile against 0.15 to 0.21 (34 x 26: 0.214 -> 0.379, torch
-/// 0.375), of 20 columns faster gathered (45 x 20: 0.42 against 0.34). The
-/// 1-byte ones that the list without the thin kernel ran on the `tall`
-/// kernel ran there at 0.02 to 0.04, so the list leaves both out. The build
-/// before and this one in one call, the 23 plans this changes: all faster,
-/// x2.10 geometric mean, median 0.139 -> 0.264 (torch 0.236), 23 -> 6
-/// slower than torch (`[47,14,41,48,25] [4,2,1,0,3]` u8, 48 x 25, 0.105 ->
-/// 0.323; `[11,2647,48,24] [3,1,0,2]` u8, 48 x 24 on the 4-element vector
-/// tile, 0.104 -> 0.192, torch 0.255).
-pub fn short_thin_tiles(shape: &Shape, elem_bytes: u32) -> bool {
-    short_thin_rows(shape, elem_bytes) && shape.cols >= thin_tile_min_cols(elem_bytes)
 }
 
 /// The most [`sector_use`] of a gather that a batch of 4- and 8-byte
