@@ -117,15 +117,7 @@ fn tile16_gather(planned: &Plan) -> Result<Option<Plan>, PermuteError> {
     if gather_sector_use(&planned.axes, planned.elem_bytes)? < STEP_GATHER_MIN_USE {
         return Ok(None);
     }
-    let Some(shape) = gather_shape(&planned.axes) else {
-        return Ok(None);
-    };
-    shape.validate()?;
-    Ok(Some(Plan {
-        kind: Kind::Gather,
-        shape,
-        ..planned.clone()
-    }))
+    gather_plan(planned)
 }
 
 /// [`plan`], each side of a transpose stepping over the other's axes where
@@ -218,16 +210,25 @@ fn gathered(tiled: Plan, step: bool) -> Result<Plan, PermuteError> {
         if let Some(tall) = tall {
             return Ok(tall);
         }
-        if let Some(shape) = gather_shape(&tiled.axes) {
-            shape.validate()?;
-            return Ok(Plan {
-                kind: Kind::Gather,
-                shape,
-                ..tiled
-            });
+        if let Some(gather) = gather_plan(&tiled)? {
+            return Ok(gather);
         }
     }
     Ok(tiled)
+}
+
+/// `tiled` as a gather, where a `small` kernel takes its merged axes
+/// ([`gather_shape`]).
+fn gather_plan(tiled: &Plan) -> Result<Option<Plan>, PermuteError> {
+    let Some(shape) = gather_shape(&tiled.axes) else {
+        return Ok(None);
+    };
+    shape.validate()?;
+    Ok(Some(Plan {
+        kind: Kind::Gather,
+        shape,
+        ..tiled.clone()
+    }))
 }
 
 /// Whether the transpose `tiled`, which the planner would gather (or run on
