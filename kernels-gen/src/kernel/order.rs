@@ -29,6 +29,7 @@
 //! # Ok::<(), bankfree_gen::SpecError>(())
 //! ```
 
+use crate::ir::expr::{Expr, Var};
 use crate::kernel::geometry::{Form, Geometry};
 use std::fmt;
 use std::str::FromStr;
@@ -78,6 +79,31 @@ impl TileOrder {
             TileOrder::Rows => "",
             TileOrder::Columns => "_tc",
         }
+    }
+
+    /// Where a thread's units lie in its block's chunk of a `small` kernel of
+    /// geometry `g` taken in this order: the thread's first position (of thread
+    /// `Var::Tx`, `Var::Ty` in turn `Var::J`) and unit `Var::K`'s offset from
+    /// it. Along the rows a thread's `vec` units are consecutive; down the
+    /// columns (where the order [`takes`](TileOrder::takes) `g`) they are `tile`
+    /// (32) positions apart, lane by lane. The `small` and `strip` kernels'
+    /// moves both read their positions from here.
+    pub fn small_units(self, g: &Geometry) -> (Expr, Expr) {
+        let v = Expr::var;
+        let (tile, vec, threads) = (i64::from(g.tile), i64::from(g.vec), i64::from(g.threads()));
+        let down = self == TileOrder::Columns && self.takes(g);
+        let first = if down {
+            (v(Var::Ty) * tile + v(Var::J) * threads) * vec + v(Var::Tx)
+        } else {
+            (v(Var::Ty) * tile + v(Var::Tx) + v(Var::J) * threads) * vec
+        };
+        let step = if down { tile } else { 1 };
+        let unit = if vec > 1 {
+            v(Var::K) * step
+        } else {
+            Expr::Lit(0)
+        };
+        (Expr::small("f", first), unit)
     }
 
     /// In words, for the header and description of a kernel of `form`.

@@ -43,14 +43,9 @@ pub(crate) fn small_moves(
     let down = order == TileOrder::Columns && order.takes(g);
     // Positions between a thread's units.
     let step = if down { i64::from(g.tile) } else { 1 };
-    let f = first_of(g, down);
     // Element `k` of the vector (with `vec > 1`, `Var::K` runs over them; a word
     // array's `Var::K` runs over its words instead).
-    let lane_k = if vec > 1 {
-        v(Var::K) * step
-    } else {
-        Expr::Lit(0)
-    };
+    let (f, lane_k) = order.small_units(g);
     // Word arrays gathered by words: positions count words, `w` to an element;
     // the tile starts `rem` words into element `e0`.
     let w = i64::from(g.elem_words());
@@ -167,8 +162,7 @@ pub(crate) fn strip_moves(
     } else {
         Expr::Lit(0)
     };
-    let f = first_of(g, false);
-    let lane_k = if vec > 1 { v(Var::K) } else { Expr::Lit(0) };
+    let (f, lane_k) = TileOrder::Rows.small_units(g);
     let local = r0 + f.clone() + lane_k.clone() + v(Var::Rows) * vec - ph.clone();
     let dc = Expr::quot(local.clone(), &t.rows_m);
     let r = local - dc.clone() * v(Var::Rows);
@@ -204,22 +198,6 @@ impl Run {
         g.push(Less(last, self.total.clone()));
         Guard(g)
     }
-}
-
-/// The thread's first position in its tile's chunk: its `vec` consecutive
-/// positions along the warp's rows, or (`down`) its lane of the warp's `32 *
-/// vec` positions, its units `tile` (32) apart.
-fn first_of(g: &Geometry, down: bool) -> Expr {
-    let v = Expr::var;
-    let (tile, vec, threads) = (i64::from(g.tile), i64::from(g.vec), i64::from(g.threads()));
-    Expr::small(
-        "f",
-        if down {
-            (v(Var::Ty) * tile + v(Var::J) * threads) * vec + v(Var::Tx)
-        } else {
-            (v(Var::Ty) * tile + v(Var::Tx) + v(Var::J) * threads) * vec
-        },
-    )
 }
 
 /// The gathering move: `dst_elem` from `src_elem` (`Var::K` over the vector's
