@@ -374,4 +374,22 @@ fn boxes_of_short_runs_gather_down_the_columns_of_their_chunks() {
         assert_eq!(order, TileOrder::Rows, "{dims:?} {e}-byte");
         assert!(n >= 2, "{dims:?}: {n} kernels");
     }
+    // Runs of the source too (`[J, c, a] -> [c, J, a]`): along the rows while
+    // lanes' vectors start at most 64 bytes apart in the source, down the
+    // columns past that.
+    for (dims, perm, e, order) in [
+        (
+            &[2396745u64, 2, 7][..],
+            &[1usize, 0, 2][..],
+            1,
+            TileOrder::Rows,
+        ),
+        (&[1198372, 4, 7], &[1, 0, 2], 1, TileOrder::Rows),
+        (&[699050, 4, 2, 6], &[2, 0, 1, 3], 1, TileOrder::Rows),
+        (&[1198372, 2, 7], &[1, 0, 2], 2, TileOrder::Rows),
+        (&[1242756, 9, 3], &[1, 0, 2], 1, TileOrder::Columns),
+        (&[1118481, 5, 3], &[1, 0, 2], 2, TileOrder::Columns),
+    ] {
+        assert_eq!(first(dims, perm, e).0, order, "{dims:?} {e}-byte");
+    }
 }

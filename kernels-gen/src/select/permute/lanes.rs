@@ -35,17 +35,33 @@ use crate::select::permute::call::Plan;
 /// gathers of a random draw the columns ran at a geometric mean of x0.90
 /// (CuPy, the emitted kernels), as low as x0.66 (`[28,40,29959] [0,2,1]` u8,
 /// 40-element runs one source row each).
+///
+/// Destination runs that are runs of the source too (`src_ld` of 1: blocks
+/// of `a` elements moved whole, `[J, c, a] -> [c, J, a]`) take the columns
+/// only where consecutive lanes' vectors start more than 64 bytes apart
+/// (`d * b` elements): up to that a thread's vector reads `d` neighbouring
+/// source runs within two or three sectors, and the rows ran faster. H200
+/// (`--example permute -- --shape ...`, the build before and this one, two
+/// runs each in one call, 2026-11-29), the 40 such gathers of 1- and 2-byte
+/// elements (`[J, c, a] [1,0,2]`, `[J, 4, c, a] [2,0,1,3]`, `a` of 2 to 14,
+/// `c` of 2 to 9) that passed the rest of this test: up to 64 bytes apart all
+/// ran faster along the rows (x1.06 to x1.31; `[2396745,2,7] [1,0,2]` u8
+/// 0.425 -> 0.544, `[1198372,4,7] [1,0,2]` u8 at 64 bytes x1.18); at 80 the
+/// u8 ones ran x1.08 to x1.11 faster along the rows and the u16 ones x0.86
+/// (`[1118481,5,3] [1,0,2]` u16 0.607 -> 0.520), at 144 x0.62 (`[1242756,9,3]
+/// [1,0,2]` u8 0.410 -> 0.256, torch 0.323).
 pub fn lanes_gather(shape: &Shape, g: &Geometry) -> bool {
     let (e, vec, a) = (u64::from(g.elem_bytes), u64::from(g.vec), shape.rows);
     let item = shape.src_batch_stride.saturating_mul(e);
     // Bytes between consecutive lanes' first elements along the rows, times `a`.
     let apart = item.saturating_mul(vec);
-    let sectors = if vec.is_multiple_of(a.max(1)) { 2 } else { 1 };
-    TileOrder::Columns.takes(g)
-        && shape.batch > 1
-        && a < vec
-        && item < SECTOR_BYTES
-        && apart >= sectors * SECTOR_BYTES * a
+    let far = if shape.src_ld == 1 {
+        apart > 2 * SECTOR_BYTES * a
+    } else {
+        let sectors = if vec.is_multiple_of(a.max(1)) { 2 } else { 1 };
+        apart >= sectors * SECTOR_BYTES * a
+    };
+    TileOrder::Columns.takes(g) && shape.batch > 1 && a < vec && item < SECTOR_BYTES && far
 }
 
 /// The most `b * b * elem_bytes` of a box over several batch axes (its
