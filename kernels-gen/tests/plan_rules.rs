@@ -2,8 +2,9 @@
 //! kernel's reach over large unaligned 1-byte matrices, the 16-wide tile
 //! against the gather (`select::tile16`), the sides of 1- and 2-byte folded
 //! tiles stepping over each other's axes or gathering, the thin kernel's
-//! short matrices against the gather and the tiles, and sparse gathers of
-//! wide elements against the tiles.
+//! short matrices against the gather and the tiles, sparse gathers of
+//! wide elements against the tiles, and batches of small tall matrices
+//! against the tall kernel.
 
 mod common;
 
@@ -267,4 +268,39 @@ fn plain_boxes_gather_down_the_columns_up_to_their_own_bound() {
     // Over two outer axes, b of 13 and 16 (u8) still gather.
     assert_eq!(runs(&[3, 6, 143395, 13], &[0, 3, 2, 1], 1).0, Kind::Gather);
     assert_eq!(runs(&[6, 4, 87381, 16], &[0, 3, 2, 1], 1).0, Kind::Gather);
+}
+
+/// A batch of tall matrices below a third of the tall kernel's chunk (one
+/// matrix a block) gathers, or runs the tall kernel on rows folded past a
+/// tile where the gather would be sparse; from a third on it keeps the plain
+/// tall kernel.
+#[test]
+fn small_tall_matrices_leave_the_one_matrix_a_block_kernel() {
+    use bankfree_gen::ir::shape::Fold;
+    let plain_tall = |dims: &[u64], perm: &[usize], e: u32| {
+        let p = plan(&Permute::new(dims, perm, e)).expect("plans");
+        p.kind == Kind::Transpose
+            && p.shape.fold == Fold::NONE
+            && runs(dims, perm, e).1 == Form::Tall
+    };
+    // f64 35 x 8 and 32 x 18 (of 2048), f32 36 x 30 (of 4096): below a third.
+    for (dims, perm, e) in [
+        (
+            &[7u64, 49, 3, 14, 35, 8][..],
+            &[3usize, 2, 0, 5, 1, 4][..],
+            8,
+        ),
+        (&[2, 59, 19, 3, 32, 18], &[0, 5, 3, 2, 1, 4], 8),
+        (&[107, 4, 18, 36, 30], &[0, 2, 4, 1, 3], 4),
+    ] {
+        assert!(!plain_tall(dims, perm, e), "{dims:?}");
+    }
+    // f64 32 x 28, f32 59 x 32 and 372 x 4: a third of the chunk or more.
+    for (dims, perm, e) in [
+        (&[4u64, 4, 292, 32, 28][..], &[2usize, 4, 0, 1, 3][..], 8),
+        (&[8, 36, 14, 59, 32], &[1, 2, 4, 0, 3], 4),
+        (&[6, 26, 36, 6, 62, 4], &[1, 5, 2, 0, 3, 4], 4),
+    ] {
+        assert!(plain_tall(dims, perm, e), "{dims:?}");
+    }
 }

@@ -236,9 +236,10 @@ fn split_gathers(shape: &Shape, elem_bytes: u32) -> bool {
 ///   f32 0.96 and 0.50, `[80,69905,3] [2,1,0]` f16 0.71 and 0.57) and for
 ///   8-byte elements however they split (`[65,21509,3] [2,1,0]` f64 0.81 and
 ///   0.59);
-/// * a tall or wide transpose of matrices below an eighth of its chunk, whose
-///   blocks then move little each: `[21,6,94,3,39,6] [3,5,2,0,1,4]` f32,
-///   matrices of 234 elements, 0.15 and 0.53;
+/// * a tall or wide transpose of matrices below [`NARROW_GATHER_SHARE`] of
+///   its chunk, whose blocks then move little each (one matrix a block):
+///   `[21,6,94,3,39,6] [3,5,2,0,1,4]` f32, matrices of 234 elements, 0.15
+///   and 0.53;
 /// * a thin transpose of a batch of matrices shorter than one of the thin
 ///   kernel's sub-tiles, where the gather uses at least
 ///   [`GATHER_MIN_SECTOR_USE`] of its sectors
@@ -266,7 +267,9 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
     });
     let elems = shape.rows.saturating_mul(shape.cols);
     match first.map(|g| (g.form, g)) {
-        Some((Form::Tall | Form::Wide, g)) => elems < u64::from(g.chunk_elems()) / 8,
+        Some((Form::Tall | Form::Wide, g)) => {
+            elems.saturating_mul(NARROW_GATHER_SHARE) < u64::from(g.chunk_elems())
+        }
         Some((Form::Thin, g)) => {
             shape.rows < u64::from(g.thin_tile_rows())
                 && (used >= GATHER_MIN_SECTOR_USE || short_thin_items(shape, elem_bytes))
@@ -289,6 +292,23 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
         }
     }
 }
+
+/// A batch of matrices whose narrow kernel (`tall` or `wide`, one matrix a
+/// block) would fill less than `1 / NARROW_GATHER_SHARE` of each block's
+/// chunk gathers ([`gathers`]; with a sparse gather, the planner folds the
+/// rows for the tall kernel instead, `permute::tall_plan`). H200
+/// (`--example permute -- --shape ...`, 2026-11-29), the 77 batches of
+/// 4- and 8-byte matrices below half a chunk among `permute --plans --random
+/// 12` over seeds 1000 to 3200 that the tall kernel ran at an eighth, each
+/// with the bound at an eighth, a quarter and a half in one call, two runs
+/// each: below a quarter all 30 ran faster (x1.35 to x2.81, `[7,49,3,14,35,8]
+/// [3,2,0,5,1,4]` f64, 35 x 8 matrices: 0.365 -> 1.032); from a quarter to a
+/// third 19 of 20 ran faster (x1.07 to x2.09) and one alike (x0.97); from a
+/// third to a half 8 of 27 ran faster and 15 slower (x0.55: `[4,4,292,32,28]
+/// [2,4,0,1,3]` f64, 896 of 2048 elements, 0.948 -> 0.523). Below a third,
+/// the 50 plans ran x1.59 (median 0.439 -> 0.710 of memcpy, torch 0.546),
+/// below torch 33 -> 2.
+pub const NARROW_GATHER_SHARE: u64 = 3;
 
 /// The most [`sector_use`] of a gather that a batch of 4- and 8-byte
 /// matrices longer than one 32-wide tile on both sides keeps its tiles
