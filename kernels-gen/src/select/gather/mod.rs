@@ -295,7 +295,7 @@ pub(crate) fn gathers(axes: &[Axis], shape: &Shape, elem_bytes: u32) -> bool {
 
 /// A batch of matrices whose narrow kernel (`tall` or `wide`, one matrix a
 /// block) would fill less than `1 / NARROW_GATHER_SHARE` of each block's
-/// chunk gathers ([`gathers`]; with a sparse gather, the planner folds the
+/// chunk gathers (where the gather would be sparse, the planner folds the
 /// rows for the tall kernel instead, `permute::tall_plan`). H200
 /// (`--example permute -- --shape ...`, 2026-11-29), the 77 batches of
 /// 4- and 8-byte matrices below half a chunk among `permute --plans --random
