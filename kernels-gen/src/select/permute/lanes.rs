@@ -42,7 +42,7 @@ use crate::select::permute::call::Plan;
 /// (`d * b` elements): up to that a thread's vector reads `d` neighbouring
 /// source runs within two or three sectors, and the rows ran faster. H200
 /// (`--example permute -- --shape ...`, the build before and this one, two
-/// runs each in one call, 2026-11-29), the 40 such gathers of 1- and 2-byte
+/// runs each in one call, 2026-11-29), the 38 such gathers of 1- and 2-byte
 /// elements (`[J, c, a] [1,0,2]`, `[J, 4, c, a] [2,0,1,3]`, `a` of 2 to 14,
 /// `c` of 2 to 9) that passed the rest of this test: up to 64 bytes apart all
 /// ran faster along the rows (x1.06 to x1.31; `[2396745,2,7] [1,0,2]` u8
