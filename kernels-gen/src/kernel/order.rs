@@ -91,19 +91,29 @@ impl TileOrder {
     pub fn small_units(self, g: &Geometry) -> (Expr, Expr) {
         let v = Expr::var;
         let (tile, vec, threads) = (i64::from(g.tile), i64::from(g.vec), i64::from(g.threads()));
-        let down = self == TileOrder::Columns && self.takes(g);
-        let first = if down {
+        let step = self.small_step(g);
+        let first = if step > 1 {
             (v(Var::Ty) * tile + v(Var::J) * threads) * vec + v(Var::Tx)
         } else {
             (v(Var::Ty) * tile + v(Var::Tx) + v(Var::J) * threads) * vec
         };
-        let step = if down { tile } else { 1 };
         let unit = if vec > 1 {
             v(Var::K) * step
         } else {
             Expr::Lit(0)
         };
         (Expr::small("f", first), unit)
+    }
+
+    /// Positions between a thread's units in a `small` kernel of geometry
+    /// `g` taken in this order ([`TileOrder::small_units`]): `tile` down the
+    /// columns, 1 along the rows.
+    pub fn small_step(self, g: &Geometry) -> i64 {
+        if self == TileOrder::Columns && self.takes(g) {
+            i64::from(g.tile)
+        } else {
+            1
+        }
     }
 
     /// In words, for the header and description of a kernel of `form`.

@@ -40,9 +40,8 @@ pub(crate) fn small_moves(
     let v = Expr::var;
     let vec = i64::from(g.vec);
     let base = Expr::named("base", v(Var::Tile) * i64::from(g.small_chunk()));
-    let down = order == TileOrder::Columns && order.takes(g);
     // Positions between a thread's units.
-    let step = if down { i64::from(g.tile) } else { 1 };
+    let step = order.small_step(g);
     // Element `k` of the vector (with `vec > 1`, `Var::K` runs over them; a word
     // array's `Var::K` runs over its words instead).
     let (f, lane_k) = order.small_units(g);
