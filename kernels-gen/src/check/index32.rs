@@ -186,6 +186,9 @@ fn checks(g: &Geometry, outer: u8, fold: [u8; 2]) -> Checks {
                 compared.extend(g.0.iter().cloned());
             }
         }
+        if let Some(i) = k.interior() {
+            compared.extend(i.guard.0.iter().cloned());
+        }
         for mv in &k.moves {
             walked.extend(mv.lets.iter().cloned());
             walked.extend([mv.from.index.clone(), mv.to.index.clone()]);

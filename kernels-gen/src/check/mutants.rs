@@ -172,3 +172,57 @@ fn the_simulator_catches_a_tail_tile_that_misses_a_row_or_an_element() {
         );
     }
 }
+
+#[test]
+fn the_simulator_catches_a_skew_interior_guard_that_lets_an_edge_tile_in() {
+    use crate::ir::guard::Guard;
+    use crate::kernel::geometry::Form;
+    use crate::kernel::order::TileOrder;
+    // Every element size of the skew tiles, both widths, 8 and 16 thread rows.
+    let specs = [2u32, 4, 8, 12, 16].into_iter().flat_map(|e| {
+        [(32, 8), (64, 8), (32, 16)].map(|(t, rows)| {
+            TransposeSpec::new(t, e, Strategy::Pad(None))
+                .and_then(|s| s.with_form(Form::Skew))
+                .and_then(|s| s.with_block_rows(rows))
+                .expect("valid")
+        })
+    });
+    for (spec, order) in specs.flat_map(|s| TileOrder::ALL.map(|o| (s, o))) {
+        let e = spec.geometry.elem_bytes;
+        let good = (Kernel::build(spec).and_then(|k| k.with_order(order))).expect("builds");
+        let g = good.spec.geometry;
+        let (deep, t) = (u64::from(g.skew_rows()), u64::from(g.tile));
+        // Three tile rows and columns, the middle one interior; ragged edges.
+        let shape = Shape::new(3 * deep - 5, 3 * t - 3);
+        let n = (shape.rows * shape.cols) as usize * e as usize;
+        let src: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
+        let mut dst = vec![0u8; n];
+        let stats = sim::run(&good, &shape, &src, &mut dst, None).expect("the kernel runs");
+        assert!(stats.interior > 0, "{spec:?} {order:?}: no interior tile");
+        let inside = good
+            .interior()
+            .expect("a skew tile's interior")
+            .guard
+            .clone();
+        // Each bound of the interior guard dropped in turn, and none at all.
+        let mut weaker: Vec<Guard> = (0..inside.0.len())
+            .map(|i| {
+                let mut w = inside.clone();
+                w.0.remove(i);
+                w
+            })
+            .collect();
+        weaker.push(Guard::default());
+        for (i, guard) in weaker.into_iter().enumerate() {
+            let mut bad = good.clone();
+            if let Some(r) = bad.interior.as_deref_mut() {
+                r.guard = guard;
+            }
+            let got = sim::run(&bad, &shape, &src, &mut dst, None);
+            assert!(
+                matches!(got, Err(SimError::Interior { .. })),
+                "{spec:?} {order:?}, mutant {i}: {got:?}"
+            );
+        }
+    }
+}

@@ -21,7 +21,7 @@ use crate::check::fit::kernel_refusal;
 use crate::check::index32;
 use crate::check::realign;
 pub use crate::check::reference::{interleave_block, reference, transpose_block, transpose_elems};
-use crate::check::walk::{check_writes, each_thread, walk};
+use crate::check::walk::{admits, check_writes, each_thread, walk};
 pub use crate::check::walk::{Grid, SimError, Stats};
 use crate::check::{squat, thin};
 use crate::ir::expr::{Env, Var};
@@ -216,12 +216,23 @@ pub fn run_offsets(
         return squat::run(kernel, q, shape, (src, m.dst), grid, &mut env, ntiles);
     }
 
-    let stats = walk(kernel, shape, grid, &mut env, ntiles, |env, block| {
+    let mut interior = 0;
+    let mut stats = walk(kernel, shape, grid, &mut env, ntiles, |env, block| {
         m.block = block;
         let mut done = (0, 0);
         m.fresh.iter_mut().for_each(|f| *f = false);
+        // An interior tile runs each move by its kept guard, which must agree
+        // with the full one.
+        let inside = match kernel.interior() {
+            Some(i) => i.guard.eval(env)?,
+            None => false,
+        };
+        interior += u64::from(inside);
         // One phase per move; the barrier between them is the loop boundary.
-        for mv in &kernel.moves {
+        for (i, mv) in kernel.moves.iter().enumerate() {
+            let kept = (kernel.interior())
+                .filter(|_| inside)
+                .map(|t| GuardTape::per_thread(&t.kept[i], env));
             // What stays fixed for the tile is evaluated once.
             let bound = Bound {
                 guard: GuardTape::per_thread(&mv.guard, env),
@@ -240,7 +251,7 @@ pub fn run_offsets(
                         let (units, vectors) = m.step_packed(kernel, mv, &bound, full, env)?;
                         done.0 += units;
                         done.1 += vectors;
-                    } else if bound.guard.eval(env)? {
+                    } else if admits(&bound.guard, kept.as_ref(), block, env)? {
                         done.0 += m.step(kernel, mv, &bound, env, 0..units)?;
                     }
                 }
@@ -249,6 +260,7 @@ pub fn run_offsets(
         }
         Ok(done)
     })?;
+    stats.interior = interior;
     check_writes(
         kernel,
         shape,

@@ -5,6 +5,7 @@
 use crate::check::fit::Refusal;
 use crate::ir::expr::{Env, EvalError, Var};
 use crate::ir::shape::{Shape, ShapeError};
+use crate::ir::tape::GuardTape;
 use crate::kernel::Kernel;
 
 /// A simulated grid (`blockIdx.x` and `blockIdx.y` ranges).
@@ -175,4 +176,24 @@ pub(crate) fn check_writes(
         return Err(SimError::Outside(total - inside));
     }
     Ok(())
+}
+
+/// Whether a move's `guard` admits a thread's step; in a tile run by the
+/// kernel's interior body, which tests the `kept` guard instead, the two must
+/// agree.
+pub(crate) fn admits(
+    guard: &GuardTape,
+    kept: Option<&GuardTape>,
+    (bx, by): (u64, u64),
+    env: &Env,
+) -> Result<bool, SimError> {
+    let ok = guard.eval(env)?;
+    match kept {
+        Some(k) if k.eval(env)? != ok => Err(SimError::Interior {
+            bx,
+            by,
+            guard: "move's bounds",
+        }),
+        _ => Ok(ok),
+    }
 }

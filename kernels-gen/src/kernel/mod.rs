@@ -61,7 +61,7 @@ use crate::ir::guard::Less;
 use crate::kernel::geometry::{Form, Quotients, Unit};
 use crate::kernel::interleave::interleave_stage_vectors;
 use crate::kernel::layout::Layout;
-use crate::kernel::moves::{Mem, Move};
+use crate::kernel::moves::{Interior, Mem, Move};
 use crate::kernel::order::TileOrder;
 use crate::kernel::realign::Realign;
 use crate::kernel::spec::{SpecError, TransposeSpec};
@@ -94,6 +94,8 @@ pub struct Kernel {
     pub(crate) ntiles: Expr,
     pub(crate) more: Less,
     pub(crate) moves: Vec<Move>,
+    /// The body of the tiles inside the matrix, where the kernel has one.
+    pub(crate) interior: Option<Box<Interior>>,
     /// A `realign` kernel's expressions beyond its moves.
     pub(crate) realign: Option<Box<Realign>>,
     /// A `thin` kernel's expressions (it has no moves).
@@ -225,6 +227,12 @@ impl Kernel {
     /// The moves, with a barrier between consecutive ones.
     pub fn moves(&self) -> &[Move] {
         &self.moves
+    }
+
+    /// The body of its tiles that lie inside the matrix, with fewer bounds
+    /// checks (`None`: every tile runs [`Kernel::moves`] as they are).
+    pub fn interior(&self) -> Option<&Interior> {
+        self.interior.as_deref()
     }
 
     /// A `realign` kernel's expressions beyond its moves (`None` for the other

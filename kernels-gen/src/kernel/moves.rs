@@ -68,3 +68,28 @@ pub struct Pack {
     pub load: bool,
     pub whole: bool,
 }
+
+/// A kernel's body for the tiles that lie wholly inside the matrix: where
+/// `guard` (tile-level values only) holds, the kernel runs its moves with each
+/// move's guard replaced by `kept` (the checks that do not follow from
+/// `guard`, such as a thread's row of a deeper shared tile), one per move.
+/// The bounds checks left out are what makes it faster: the `skew` tile's
+/// reads and writes each test their row and column against the matrix. The
+/// simulator fails a tile where `guard` holds and a move's kept guard differs
+/// from its full one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Interior {
+    pub guard: Guard,
+    pub kept: Vec<Guard>,
+}
+
+impl Interior {
+    /// Move `mv` as an interior tile runs it: its `i`th kept guard in place
+    /// of its guard.
+    pub fn move_of(&self, i: usize, mv: &Move) -> Move {
+        Move {
+            guard: self.kept[i].clone(),
+            ..mv.clone()
+        }
+    }
+}

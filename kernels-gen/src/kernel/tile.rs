@@ -7,7 +7,7 @@ use crate::kernel::batch::BatchBase;
 use crate::kernel::fold::{split, Side};
 use crate::kernel::geometry::{Form, Geometry};
 use crate::kernel::layout::Layout;
-use crate::kernel::moves::{Mem, Move, Place};
+use crate::kernel::moves::{Interior, Mem, Move, Place};
 use crate::kernel::order::TileOrder;
 use crate::kernel::tiling::Tiling;
 
@@ -15,7 +15,7 @@ use crate::kernel::tiling::Tiling;
 /// to the destination (for `skew`, by windows that start on 32-byte sectors).
 /// `folds` holds the division multipliers of folded rows and columns
 /// ([`crate::kernel::fold`]; scalar `tile` kernels only); `order` says which
-/// tile the tile index names.
+/// tile the tile index names. A `skew` tile also has its [`Interior`] body.
 pub(crate) fn tile_moves(
     g: &Geometry,
     layout: Layout,
@@ -24,7 +24,7 @@ pub(crate) fn tile_moves(
     batch: &BatchBase,
     folds: &[Vec<Expr>; 2],
     order: TileOrder,
-) -> (Vec<Expr>, Vec<Move>) {
+) -> (Vec<Expr>, Vec<Move>, Option<Interior>) {
     let t = i64::from(g.tile);
     let vec = i64::from(g.vec);
     let v = Expr::var;
@@ -94,11 +94,27 @@ pub(crate) fn tile_moves(
             (out_row.clone() * v(Var::DstLd) + v(Var::DstOff)) % s,
         );
         let in_tile = window + col.clone() + (s - 1) - shift.clone();
-        let out_s = Expr::named("out_s", tile_r * deep + in_tile.clone());
+        let out_s = Expr::named("out_s", tile_r.clone() * deep + in_tile.clone());
+        let in_shared = Less(tile_row.clone(), Expr::Lit(i64::from(g.shared_rows())));
+        // Why these imply every bound below: a tile's shared rows `row_s` run
+        // from `tile_r * deep` (above `s - 2` from the second tile row on) to
+        // `tile_r * deep + deep + s - 2`, and its written positions `out_s` from
+        // `tile_r * deep` (window 0, lane 0, shift `s - 1`) to the same
+        // (the last window's last lane, shift 0): both below `rows + s - 1`
+        // where `tile_r * deep + deep - 1 < rows`; its columns and destination
+        // rows are `tile_c * t` to `tile_c * t + t - 1`.
+        let interior = Interior {
+            guard: Guard(vec![
+                Less(Expr::Lit(s - 2), tile_r.clone() * deep),
+                Less(tile_r.clone() * deep + (deep - 1), rows.clone()),
+                Less(tile_c.clone() * t + (t - 1), cols.clone()),
+            ]),
+            kept: vec![Guard(vec![in_shared.clone()]), Guard::default()],
+        };
         let read = Move {
             lets: vec![row_s.clone(), col_g.clone()],
             guard: Guard(vec![
-                Less(tile_row.clone(), Expr::Lit(i64::from(g.shared_rows()))),
+                in_shared,
                 Less(Expr::Lit(s - 2), row_s.clone()),
                 Less(row_s.clone(), rows.clone() + (s - 1)),
                 Less(col_g.clone(), cols.clone()),
@@ -122,7 +138,7 @@ pub(crate) fn tile_moves(
             iters: iters * depth,
             pack: None,
         };
-        return (tile_lets, vec![read, write]);
+        return (tile_lets, vec![read, write], Some(interior));
     }
     let row_g = Expr::named("row", tile_lets[0].clone() * t + tile_row.clone());
     let out_col = Expr::named("out_col", tile_lets[0].clone() * t + col.clone());
@@ -195,7 +211,7 @@ pub(crate) fn tile_moves(
                 },
             ]
         };
-        return (tile_lets, moves);
+        return (tile_lets, moves, None);
     }
     let moves = match layout {
         Layout::Direct => vec![Move {
@@ -228,5 +244,5 @@ pub(crate) fn tile_moves(
             },
         ],
     };
-    (tile_lets, moves)
+    (tile_lets, moves, None)
 }

@@ -359,13 +359,17 @@ impl Kernel {
         let mut realign = None;
         let mut thin = None;
         let mut squat = None;
+        let mut interior = None;
         let (tile_lets, moves) = match geometry.form {
             Form::Tall if geometry.packs() => packed_tall_moves(&geometry, layout, &tiling, &batch),
             Form::Tall | Form::Wide => {
                 narrow_moves(&geometry, layout, &tiling, words, &batch, &folds[0])
             }
             Form::Tile | Form::Skew => {
-                tile_moves(&geometry, layout, &tiling, words, &batch, &folds, order)
+                let (lets, moves, i) =
+                    tile_moves(&geometry, layout, &tiling, words, &batch, &folds, order);
+                interior = i.map(Box::new);
+                (lets, moves)
             }
             Form::Small => small_moves(
                 &geometry,
@@ -412,6 +416,7 @@ impl Kernel {
             ntiles: tiling.ntiles,
             more: tiling.more,
             moves,
+            interior,
             realign,
             thin,
             squat,

@@ -193,8 +193,8 @@ pub(crate) fn body_of(w: &mut CWriter, k: &Kernel, mv: &Move) -> fmt::Result {
     })
 }
 
-/// One `j` loop of `mv`: its pragma, its lets, its guard, and `inner` inside the
-/// guard.
+/// One `j` loop of `mv`: its pragma, its lets, its guard (where it has one), and
+/// `inner` inside the guard.
 fn loop_of(
     w: &mut CWriter,
     mv: &Move,
@@ -202,6 +202,9 @@ fn loop_of(
     inner: impl FnOnce(&mut CWriter) -> fmt::Result,
 ) -> fmt::Result {
     j_loop(w, mv, pragma, |w| {
+        if mv.guard.0.is_empty() {
+            return inner(w);
+        }
         w.block(format_args!("if ({})", mv.guard.c()), inner)
     })
 }

@@ -16,6 +16,7 @@ use crate::ir::shape::{fold_params, outer_params};
 use crate::kernel::geometry::Form;
 use crate::kernel::launch::dynamic_shared_bytes;
 use crate::kernel::layout::Layout;
+use crate::kernel::moves::Move;
 use crate::kernel::realign::realign_min_blocks;
 use crate::kernel::squat::squat_min_blocks;
 use crate::kernel::thin::thin_min_blocks;
@@ -232,13 +233,18 @@ fn tile_loop(w: &mut CWriter, k: &Kernel) -> fmt::Result {
             squat_tile(w, k, q, rows)?;
         } else if let (Form::Interleave, Some(rows)) = (k.spec.geometry.form, k.width) {
             interleave_tile(w, k, rows)?;
+        } else if let Some(inside) = k.interior() {
+            // Both branches are uniform over the block (tile-level values
+            // only), so each holds its barriers.
+            w.block(format_args!("if ({})", inside.guard.c()), |w| {
+                let moves: Vec<Move> = (k.moves.iter().enumerate())
+                    .map(|(i, mv)| inside.move_of(i, mv))
+                    .collect();
+                moves_of(w, k, &moves)
+            })?;
+            w.block(format_args!("else"), |w| moves_of(w, k, &k.moves))?;
         } else {
-            for (i, mv) in k.moves.iter().enumerate() {
-                if i > 0 {
-                    writeln!(w, "__syncthreads();")?;
-                }
-                body_of(w, k, mv)?;
-            }
+            moves_of(w, k, &k.moves)?;
         }
         if k.moves.len() > 1 {
             writeln!(
@@ -248,6 +254,17 @@ fn tile_loop(w: &mut CWriter, k: &Kernel) -> fmt::Result {
         }
         Ok(())
     })
+}
+
+/// `moves` in order, with a barrier between consecutive ones.
+fn moves_of(w: &mut CWriter, k: &Kernel, moves: &[Move]) -> fmt::Result {
+    for (i, mv) in moves.iter().enumerate() {
+        if i > 0 {
+            writeln!(w, "__syncthreads();")?;
+        }
+        body_of(w, k, mv)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
