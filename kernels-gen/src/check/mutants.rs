@@ -178,7 +178,8 @@ fn the_simulator_catches_a_skew_interior_guard_that_lets_an_edge_tile_in() {
     use crate::ir::guard::Guard;
     use crate::kernel::geometry::Form;
     use crate::kernel::order::TileOrder;
-    // Every element size of the skew tiles, both widths, 8 and 16 thread rows.
+    // Every element size of the skew tiles (those of 2 and 12 bytes have no
+    // interior body), both widths, 8 and 16 thread rows.
     let specs = [2u32, 4, 8, 12, 16].into_iter().flat_map(|e| {
         [(32, 8), (64, 8), (32, 16)].map(|(t, rows)| {
             TransposeSpec::new(t, e, Strategy::Pad(None))
@@ -198,12 +199,12 @@ fn the_simulator_catches_a_skew_interior_guard_that_lets_an_edge_tile_in() {
         let src: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
         let mut dst = vec![0u8; n];
         let stats = sim::run(&good, &shape, &src, &mut dst, None).expect("the kernel runs");
+        let Some(inside) = good.interior().map(|i| i.guard.clone()) else {
+            assert!(matches!(e, 2 | 12), "{spec:?}: no interior body");
+            assert_eq!(stats.interior, 0);
+            continue;
+        };
         assert!(stats.interior > 0, "{spec:?} {order:?}: no interior tile");
-        let inside = good
-            .interior()
-            .expect("a skew tile's interior")
-            .guard
-            .clone();
         // Each bound of the interior guard dropped in turn, and none at all.
         let mut weaker: Vec<Guard> = (0..inside.0.len())
             .map(|i| {

@@ -15,7 +15,8 @@ use crate::kernel::tiling::Tiling;
 /// to the destination (for `skew`, by windows that start on 32-byte sectors).
 /// `folds` holds the division multipliers of folded rows and columns
 /// ([`crate::kernel::fold`]; scalar `tile` kernels only); `order` says which
-/// tile the tile index names. A `skew` tile also has its [`Interior`] body.
+/// tile the tile index names. A `skew` tile of 4-, 8- or 16-byte elements also
+/// has its [`Interior`] body.
 pub(crate) fn tile_moves(
     g: &Geometry,
     layout: Layout,
@@ -103,14 +104,20 @@ pub(crate) fn tile_moves(
         // (the last window's last lane, shift 0): both below `rows + s - 1`
         // where `tile_r * deep + deep - 1 < rows`; its columns and destination
         // rows are `tile_c * t` to `tile_c * t + t - 1`.
-        let interior = Interior {
+        // Only for elements that move as one access of 4 bytes or more: the
+        // 2-byte and 12-byte (three words) skew tiles ran slower with it (H200,
+        // `bench -- --shape ...`, both builds in one call: 5003 x 3001 12-byte
+        // 0.833 -> 0.557 of memcpy, 150 x 20001 2-byte 1.37 -> 1.26), where
+        // f32 ran faster (8191 x 8193 0.866 -> 0.889, 4095 x 4097 0.942 ->
+        // 0.991) and 8- and 16-byte alike (0.912 -> 0.910, 0.926 -> 0.927).
+        let interior = (words == 1 && g.elem_bytes >= 4).then(|| Interior {
             guard: Guard(vec![
                 Less(Expr::Lit(s - 2), tile_r.clone() * deep),
                 Less(tile_r.clone() * deep + (deep - 1), rows.clone()),
                 Less(tile_c.clone() * t + (t - 1), cols.clone()),
             ]),
             kept: vec![Guard(vec![in_shared.clone()]), Guard::default()],
-        };
+        });
         let read = Move {
             lets: vec![row_s.clone(), col_g.clone()],
             guard: Guard(vec![
@@ -138,7 +145,7 @@ pub(crate) fn tile_moves(
             iters: iters * depth,
             pack: None,
         };
-        return (tile_lets, vec![read, write], Some(interior));
+        return (tile_lets, vec![read, write], interior);
     }
     let row_g = Expr::named("row", tile_lets[0].clone() * t + tile_row.clone());
     let out_col = Expr::named("out_col", tile_lets[0].clone() * t + col.clone());
