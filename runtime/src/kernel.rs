@@ -220,7 +220,8 @@ impl KernelSource {
     /// This kernel as GPUs of `class` run it: a tile, skew or wordvec kernel
     /// built with the default rules becomes its twin where the measured rules
     /// for `class` differ ([`bankfree_gen::select::device::twin`]: tiles taken
-    /// down the columns, a narrower skew tile, the skew tile in place of a
+    /// down the columns, a narrower skew tile or one down the columns, the
+    /// skew tile in place of a
     /// 12-byte wordvec kernel); any other kernel, one built in the other
     /// order, and one vouched for by [`KernelSource::from_parts`], runs as it is.
     pub fn for_class(&self, class: GpuClass) -> &KernelSource {

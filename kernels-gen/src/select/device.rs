@@ -131,9 +131,36 @@ impl FromStr for GpuClass {
 /// x 8192 0.826 / 0.874, 100 x 100000 0.586 / 0.798; 20-byte 4096 x 4096 0.851
 /// / 0.899, 1000 x 20000 0.834 / 0.922; 28-byte 4096 x 4096 0.817 / 0.849;
 /// 60-byte 2048 x 2048 0.722 / 0.744.
+///
+/// A `skew` tile of 4-, 8- or 16-byte elements, whose interior tiles run
+/// without bounds checks ([`crate::kernel::moves::Interior`]), goes down the
+/// columns on the H200 class too (before that body it ran f32 8191 x 8193 at
+/// 0.822 along the rows and 0.803 down the columns, above). `bench -- --shape
+/// ...` on an H200 (2026-11-29), the build before the interior body, then
+/// this one along the rows and down the columns, two runs of each in one
+/// call (they agreed within 0.005), ratio to memcpy:
+///
+/// | case | before | rows | columns |
+/// |---|---|---|---|
+/// | 8191 x 8193 f32 | 0.866 | 0.889 | 0.917 |
+/// | 12001 x 10001 f32 | 0.854 | 0.867 | 0.883 |
+/// | 1973 x 15013 f32 | 0.887 | 0.912 | 0.953 |
+/// | 4095 x 4097 f32 | 0.942 | 0.991 | 0.992 |
+/// | 5003 x 3001 f32 | 0.938 | 0.999 | 0.976 |
+/// | 2711 x 4099 f32 | 0.990 | 1.039 | 1.026 |
+/// | 8191 x 4097 f64 | 0.912 | 0.910 | 0.953 |
+/// | 5003 x 3001 f64 | 0.942 | 0.932 | 0.966 |
+/// | 1973 x 15013 f64 | 0.902 | 0.899 | 0.965 |
+/// | 5003 x 3001 16-byte | 0.926 | 0.927 | 0.956 |
+/// | 4095 x 4097 16-byte | 0.922 | 0.921 | 0.958 |
+///
+/// The 2-byte skew tile (small odd matrices, 6 to 12 MB) ran no faster down
+/// the columns (50001 x 60: 1.45 and 1.52 along the rows, 1.28 and 1.26 down
+/// them) and keeps the rows, as does the 12-byte one.
 pub fn tile_order(class: GpuClass, g: &Geometry) -> TileOrder {
     let whole_sectors = g.vec > 1 || matches!(g.elem_bytes, 8 | 16);
-    let tiles = (g.form == Form::Tile && whole_sectors) || g.form == Form::Wordvec;
+    let skew = g.form == Form::Skew && matches!(g.elem_bytes, 4 | 8 | 16);
+    let tiles = (g.form == Form::Tile && whole_sectors) || g.form == Form::Wordvec || skew;
     if class == GpuClass::H200 && tiles {
         TileOrder::Columns
     } else {
@@ -175,7 +202,7 @@ pub fn skew_twin(class: GpuClass, spec: &TransposeSpec) -> Option<TransposeSpec>
 /// differ from the defaults `k` was built with: a `tile` or `wordvec` kernel in
 /// the default order goes down the columns where [`tile_order`] says so, the
 /// default `skew` tile ([`choice::skew_spec`]) takes the width [`skew_tile`]
-/// gives, and on the H100 class the 12-byte `wordvec` kernel gives way to the
+/// gives (and a skew tile the order [`tile_order`] gives), and on the H100 class the 12-byte `wordvec` kernel gives way to the
 /// 12-byte skew tile measured there (8192 x 8192 at 0.94 of memcpy; the
 /// `wordvec` kernel has been measured on the H200 only). The twin takes every
 /// call `k` takes: a narrower skew tile refuses none that a wider one takes,
@@ -204,8 +231,19 @@ pub fn twin(class: GpuClass, k: &Kernel) -> Option<Kernel> {
             built.verdict().conflict_free.then_some(built)
         }
         Form::Skew => {
-            let built = Kernel::build(skew_twin(class, k.spec())?).ok()?;
-            let built = built.with_outer(k.outer()).ok()?;
+            let width = skew_twin(class, k.spec());
+            let g = width.map_or(g, |s| s.geometry);
+            let down = tile_order(class, &g) == TileOrder::Columns;
+            let built = match width {
+                Some(s) => Kernel::build(s).ok()?.with_outer(k.outer()).ok()?,
+                None if down => k.clone(),
+                None => return None,
+            };
+            let built = if down {
+                built.with_order(TileOrder::Columns).ok()?
+            } else {
+                built
+            };
             built.verdict().conflict_free.then_some(built)
         }
         _ => None,
@@ -304,7 +342,7 @@ mod tests {
     }
 
     #[test]
-    fn vector_and_8_and_16_byte_tiles_of_the_h200_class_go_down_the_columns() {
+    fn vector_8_and_16_byte_and_skew_tiles_of_the_h200_class_go_down_the_columns() {
         for e in [1, 2, 4, 8, 12, 16, 32] {
             for vec in [1, 2, 4] {
                 for form in [Form::Tile, Form::Skew, Form::Small, Form::Tall] {
@@ -317,7 +355,8 @@ mod tests {
                         split: false,
                     };
                     assert_eq!(tile_order(GpuClass::H100, &g), TileOrder::Rows);
-                    let down = form == Form::Tile && (vec > 1 || e == 8 || e == 16);
+                    let down = (form == Form::Tile && (vec > 1 || e == 8 || e == 16))
+                        || (form == Form::Skew && matches!(e, 4 | 8 | 16));
                     assert_eq!(
                         tile_order(GpuClass::H200, &g) == TileOrder::Columns,
                         down,
@@ -370,7 +409,7 @@ mod tests {
     }
 
     #[test]
-    fn the_h200_class_runs_a_32_wide_4_byte_skew_tile_wherever_the_default_runs() {
+    fn the_h200_class_runs_its_skew_twin_wherever_the_default_runs() {
         use crate::check::fit::kernel_refusal;
         use crate::ir::shape::Shape;
         let shapes = [
@@ -384,10 +423,18 @@ mod tests {
             let k = Kernel::build(choice::skew_spec(e).expect("valid")).expect("builds");
             assert!(twin(GpuClass::H100, &k).is_none(), "{e}-byte");
             let Some(t) = twin(GpuClass::H200, &k) else {
-                assert_ne!(e, 4, "the 4-byte skew tile has an H200 twin");
+                assert!(
+                    matches!(e, 2 | 12),
+                    "the {e}-byte skew tile has an H200 twin"
+                );
                 continue;
             };
-            assert_eq!((e, t.spec().geometry.tile), (4, 32));
+            // 32 wide for 4-byte elements, as wide as built for 8 and 16;
+            // down the columns, with the same outer axes.
+            let width = if e == 4 { 32 } else { k.spec().geometry.tile };
+            assert_eq!(t.spec().geometry.tile, width, "{e}-byte");
+            assert_eq!(t.order(), TileOrder::Columns);
+            assert_eq!(t.spec().geometry.form, Form::Skew);
             assert!(twin(GpuClass::H200, &t).is_none(), "a twin has no twin");
             assert_eq!(t.with_outer(2).map(|o| o.outer()), Ok(2));
             for shape in &shapes {

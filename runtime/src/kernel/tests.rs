@@ -75,9 +75,14 @@ fn each_class_runs_the_tile_order_its_rule_gives() {
             .expect("a skew kernel");
         KernelSource::from_kernel(&k)
     };
-    // The 8-byte skew tile is 64 wide on both classes.
+    // The 8-byte skew tile is 64 wide on both classes, and goes down the
+    // columns on the H200 class.
     let skew = skew_of(8);
     assert_eq!(skew.geometry().tile, 64);
+    assert!(std::ptr::eq(skew.for_class(GpuClass::H100), &skew));
+    let skew_down = skew.for_class(GpuClass::H200);
+    assert_eq!(skew_down.entry(), format!("{}_tc", skew.entry()));
+    assert_eq!(skew_down.geometry(), skew.geometry());
     let built = Kernel::build(TransposeSpec::new(32, 8, Strategy::Xor).expect("valid"))
         .and_then(|k| k.with_order(TileOrder::Columns))
         .expect("builds");
@@ -92,7 +97,7 @@ fn each_class_runs_the_tile_order_its_rule_gives() {
             vec.shared_bytes(),
         )
     };
-    for s in [&small, &skew, &columns, &vouched] {
+    for s in [&small, &columns, &vouched] {
         for class in GpuClass::ALL {
             assert!(std::ptr::eq(s.for_class(class), s), "{} {class}", s.entry());
         }
@@ -104,7 +109,7 @@ fn each_class_runs_the_tile_order_its_rule_gives() {
     );
     assert!(f64_tile.for_class(GpuClass::H200).entry().ends_with("_tc"));
     // The 4-byte skew tile is 64 wide as built and on the H100 class, 32 wide
-    // on the H200 class; its twin has its own 64-bit build and no twin.
+    // and down the columns on the H200 class; its twin has its own 64-bit build and no twin.
     let f32_skew = skew_of(4);
     assert_eq!(f32_skew.geometry().tile, 64);
     assert!(std::ptr::eq(f32_skew.for_class(GpuClass::H100), &f32_skew));
@@ -112,6 +117,7 @@ fn each_class_runs_the_tile_order_its_rule_gives() {
     assert_eq!(narrow.geometry().tile, 32);
     assert_eq!(narrow.geometry().form, bankfree_gen::Form::Skew);
     assert!(narrow.entry().contains("_t32_"), "{}", narrow.entry());
+    assert!(narrow.entry().ends_with("_tc"), "{}", narrow.entry());
     assert!(std::ptr::eq(
         narrow,
         f32_skew.clone().for_class(GpuClass::H200)
