@@ -204,6 +204,35 @@ fn short_rows_of_thin_batches_gather() {
     simulates(dims, perm, 2);
 }
 
+/// Longer rows of small matrices gather too, up to 2400 bytes a matrix
+/// (`gather::THIN_GATHER_MAX_MATRIX_BYTES`): 99 x 4 and 149 x 6 f16 and 348 x 6
+/// u8; 239 x 7 and 110 x 12 f16 (3346 and 2640 bytes) keep the thin kernel.
+#[test]
+fn small_matrices_of_longer_rows_gather() {
+    for (dims, perm, e) in [
+        (
+            &[34u64, 5, 31, 8, 99, 4][..],
+            &[3usize, 5, 1, 2, 0, 4][..],
+            2u32,
+        ),
+        (&[18, 52, 10, 2, 149, 6], &[3, 2, 5, 1, 0, 4], 2),
+        (&[11, 1460, 29, 12, 6], &[4, 1, 0, 2, 3], 1),
+    ] {
+        assert_eq!(runs(dims, perm, e).0, Kind::Gather, "{dims:?}");
+    }
+    assert_eq!(
+        runs(&[15, 37, 18, 239, 7], &[2, 4, 0, 1, 3], 2).1,
+        Form::Thin
+    );
+    assert_eq!(
+        runs(&[11, 18, 62, 55, 2, 12], &[5, 2, 0, 1, 3, 4], 2).1,
+        Form::Thin
+    );
+    let (dims, perm) = (&[12u64, 9, 99, 4][..], &[3usize, 1, 0, 2][..]);
+    assert_eq!(runs(dims, perm, 2).0, Kind::Gather);
+    simulates(dims, perm, 2);
+}
+
 /// A transpose that would step over gathers where its gather uses a fifth of
 /// each source sector or more (`permute::STEP_GATHER_MIN_USE`); below, it
 /// steps over. The gathered plans simulate like the CPU permute.

@@ -33,7 +33,10 @@ use crate::select::choice::{fast_variant, shape_specs};
 
 mod thin;
 
-pub use thin::{short_thin_items, short_thin_tiles, thin_tile_min_cols, THIN_GATHER_MAX_ROW_BYTES};
+pub use thin::{
+    short_thin_items, short_thin_tiles, thin_tile_min_cols, THIN_GATHER_MAX_MATRIX_BYTES,
+    THIN_GATHER_MAX_ROW_BYTES,
+};
 
 /// The shape of a gather over merged `axes`, where a `small` kernel takes it:
 /// the destination one dense run (each axis's destination stride the product of

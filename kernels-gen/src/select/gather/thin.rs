@@ -26,16 +26,38 @@ pub const THIN_GATHER_MAX_ROW_BYTES: u64 = 192;
 /// (`[25,11,8,435,35] [2,4,0,1,3]` u8, 435 rows, 0.304 against 0.092).
 ///
 /// Batches of such matrices with [`thin_tile_min_cols`] columns or more run
-/// the tiles instead ([`short_thin_tiles`]).
+/// the tiles instead ([`short_thin_tiles`]). So do matrices of longer rows
+/// but at most [`THIN_GATHER_MAX_MATRIX_BYTES`] in all.
 pub fn short_thin_items(shape: &Shape, elem_bytes: u32) -> bool {
     short_thin_rows(shape, elem_bytes) && !short_thin_tiles(shape, elem_bytes)
 }
 
+/// The most bytes of a batch's plain matrices whose rows are longer than
+/// [`THIN_GATHER_MAX_ROW_BYTES`] that the thin kernel would run where the
+/// gather runs them instead ([`short_thin_items`]). The thin kernel's speed
+/// follows the rows (how much of a block's sub-tile a matrix fills), the
+/// gather's falls with the columns (each source sector feeds fewer
+/// destination runs): of 37 batches of 1- and 2-byte matrices of 4 to 12
+/// columns and rows of up to 1200 bytes that the thin kernel ran among
+/// `permute --plans --random 12` over seeds 5000 to 9000, run both ways on
+/// an H200 (`--example permute -- --shape ...`, 2026-11-29, two runs each
+/// in one call), the 11 of at most 2400 bytes ran faster gathered, x1.23 to
+/// x7.24 (`[34,5,31,8,99,4] [3,5,1,2,0,4]` f16, 99 x 4: 0.083 -> 0.601,
+/// torch 0.424; `[18,52,10,2,149,6] [3,2,5,1,0,4]` f16 0.233 -> 0.489;
+/// `[11,1460,29,12,6] [4,1,0,2,3]` u8, 348 x 6: 0.229 -> 0.387); from 2640
+/// bytes on, none of the 2-byte ones (`[15,37,18,239,7] [2,4,0,1,3]` f16,
+/// 239 x 7, 0.471 -> 0.383; 110 x 12 alike) and 2 of the 6 1-byte ones
+/// below the thin kernel's sub-tile (355 x 11 x1.39, 449 x 12 x0.59).
+pub const THIN_GATHER_MAX_MATRIX_BYTES: u64 = 2400;
+
 /// A batch of plain matrices (no folded side) whose rows hold at most
-/// [`THIN_GATHER_MAX_ROW_BYTES`].
+/// [`THIN_GATHER_MAX_ROW_BYTES`], or that hold at most
+/// [`THIN_GATHER_MAX_MATRIX_BYTES`] each.
 fn short_thin_rows(shape: &Shape, elem_bytes: u32) -> bool {
+    let row = shape.rows.saturating_mul(u64::from(elem_bytes));
     shape.fold == Fold::NONE
-        && shape.rows.saturating_mul(u64::from(elem_bytes)) <= THIN_GATHER_MAX_ROW_BYTES
+        && (row <= THIN_GATHER_MAX_ROW_BYTES
+            || row.saturating_mul(shape.cols) <= THIN_GATHER_MAX_MATRIX_BYTES)
 }
 
 /// The fewest columns of a batch's short plain matrices ([`short_thin_tiles`])
