@@ -2,6 +2,7 @@
 //! only this crate can do) and watch the simulator catch each break.
 
 use crate::check::sim::{self, SimError};
+use crate::ir::guard::Guard;
 use crate::ir::shape::Shape;
 use crate::kernel::spec::{Strategy, TransposeSpec};
 use crate::kernel::Kernel;
@@ -47,7 +48,6 @@ fn the_simulator_catches_wrong_indices() {
 
 #[test]
 fn the_simulator_catches_an_interior_guard_that_lets_an_edge_tile_in() {
-    use crate::ir::guard::Guard;
     for e in [1u32, 2] {
         let good = Kernel::build(TransposeSpec::realign(e).expect("valid")).expect("builds");
         let side = u64::from(good.spec.geometry.tile_elems());
@@ -59,26 +59,12 @@ fn the_simulator_catches_an_interior_guard_that_lets_an_edge_tile_in() {
         let stats = sim::run(&good, &shape, &src, &mut dst, None).expect("the kernel runs");
         assert!(stats.interior > 0, "{e}-byte: no tile ran unguarded");
         let r = good.realign.as_deref().expect("a realign kernel");
-        // Each bound of the interior guard dropped in turn, and none at all.
-        let mut weaker: Vec<Guard> = (0..r.interior.0.len())
-            .map(|i| {
-                let mut g = r.interior.clone();
-                g.0.remove(i);
-                g
-            })
-            .collect();
-        weaker.push(Guard::default());
-        for (i, guard) in weaker.into_iter().enumerate() {
-            let mut bad = good.clone();
-            if let Some(r) = bad.realign.as_deref_mut() {
-                r.interior = guard;
+        let set = |k: &mut Kernel, g| {
+            if let Some(r) = k.realign.as_deref_mut() {
+                r.interior = g;
             }
-            let got = sim::run(&bad, &shape, &src, &mut dst, None);
-            assert!(
-                matches!(got, Err(SimError::Interior { .. })),
-                "{e}-byte, mutant {i}: {got:?}"
-            );
-        }
+        };
+        catches_weaker(&good, &r.interior, set, &shape, &format!("{e}-byte"));
     }
 }
 
@@ -175,7 +161,6 @@ fn the_simulator_catches_a_tail_tile_that_misses_a_row_or_an_element() {
 
 #[test]
 fn the_simulator_catches_a_skew_interior_guard_that_lets_an_edge_tile_in() {
-    use crate::ir::guard::Guard;
     use crate::kernel::geometry::Form;
     use crate::kernel::order::TileOrder;
     // Every element size of the skew tiles (those of 2 and 12 bytes have no
@@ -205,25 +190,43 @@ fn the_simulator_catches_a_skew_interior_guard_that_lets_an_edge_tile_in() {
             continue;
         };
         assert!(stats.interior > 0, "{spec:?} {order:?}: no interior tile");
-        // Each bound of the interior guard dropped in turn, and none at all.
-        let mut weaker: Vec<Guard> = (0..inside.0.len())
-            .map(|i| {
-                let mut w = inside.clone();
-                w.0.remove(i);
-                w
-            })
-            .collect();
-        weaker.push(Guard::default());
-        for (i, guard) in weaker.into_iter().enumerate() {
-            let mut bad = good.clone();
-            if let Some(r) = bad.interior.as_deref_mut() {
-                r.guard = guard;
+        let set = |k: &mut Kernel, g| {
+            if let Some(i) = k.interior.as_deref_mut() {
+                i.guard = g;
             }
-            let got = sim::run(&bad, &shape, &src, &mut dst, None);
-            assert!(
-                matches!(got, Err(SimError::Interior { .. })),
-                "{spec:?} {order:?}, mutant {i}: {got:?}"
-            );
-        }
+        };
+        catches_weaker(&good, &inside, set, &shape, &format!("{spec:?} {order:?}"));
+    }
+}
+
+/// Runs `good` on `shape` with each mutant of its interior guard `interior`
+/// (each bound dropped in turn, and all), put in place by `set`, and asserts
+/// that the simulator catches every one running an edge tile unguarded.
+fn catches_weaker(
+    good: &Kernel,
+    interior: &Guard,
+    set: impl Fn(&mut Kernel, Guard),
+    shape: &Shape,
+    what: &str,
+) {
+    let n = (shape.rows * shape.cols) as usize * good.spec.geometry.elem_bytes as usize;
+    let src: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
+    let mut dst = vec![0u8; n];
+    let mut mutants: Vec<Guard> = (0..interior.0.len())
+        .map(|i| {
+            let mut w = interior.clone();
+            w.0.remove(i);
+            w
+        })
+        .collect();
+    mutants.push(Guard::default());
+    for (i, guard) in mutants.into_iter().enumerate() {
+        let mut bad = good.clone();
+        set(&mut bad, guard);
+        let got = sim::run(&bad, shape, &src, &mut dst, None);
+        assert!(
+            matches!(got, Err(SimError::Interior { .. })),
+            "{what}, mutant {i}: {got:?}"
+        );
     }
 }
