@@ -391,6 +391,14 @@ impl Geometry {
         (64 / self.tile).max(1)
     }
 
+    /// Whether this is a skew tile that runs the tiles inside the matrix
+    /// without bounds checks ([`crate::kernel::moves::Interior`]): one whose
+    /// elements move as one access of 4 bytes or more (4, 8 and 16 bytes; the
+    /// measurements are in `kernel::tile`).
+    pub fn skew_interior(&self) -> bool {
+        self.form == Form::Skew && matches!(self.elem_bytes, 4 | 8 | 16)
+    }
+
     /// Rows of the shared tile (tile forms).
     pub fn shared_rows(&self) -> u32 {
         match self.form {

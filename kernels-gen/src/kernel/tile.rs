@@ -88,14 +88,16 @@ pub(crate) fn tile_moves(
         } else {
             (tile_row.clone(), Expr::Lit(0))
         };
-        let out_row = Expr::named("out_row", tile_c.clone() * t + w_row.clone());
-        let row_s = Expr::named("row_s", tile_r.clone() * deep + tile_row.clone());
+        // The tile's first row (counted as `row_s` and `out_s` are) and column.
+        let (top, left) = (tile_r.clone() * deep, tile_c.clone() * t);
+        let out_row = Expr::named("out_row", left.clone() + w_row.clone());
+        let row_s = Expr::named("row_s", top.clone() + tile_row.clone());
         let shift = Expr::named(
             "shift",
             (out_row.clone() * v(Var::DstLd) + v(Var::DstOff)) % s,
         );
         let in_tile = window + col.clone() + (s - 1) - shift.clone();
-        let out_s = Expr::named("out_s", tile_r.clone() * deep + in_tile.clone());
+        let out_s = Expr::named("out_s", top.clone() + in_tile.clone());
         let in_shared = Less(tile_row.clone(), Expr::Lit(i64::from(g.shared_rows())));
         // Why these imply every bound below: a tile's shared rows `row_s` run
         // from `tile_r * deep` (above `s - 2` from the second tile row on) to
@@ -104,17 +106,18 @@ pub(crate) fn tile_moves(
         // (the last window's last lane, shift 0): both below `rows + s - 1`
         // where `tile_r * deep + deep - 1 < rows`; its columns and destination
         // rows are `tile_c * t` to `tile_c * t + t - 1`.
-        // Only for elements that move as one access of 4 bytes or more: the
-        // 2-byte and 12-byte (three words) skew tiles ran slower with it (H200,
-        // `bench -- --shape ...`, both builds in one call: 5003 x 3001 12-byte
-        // 0.833 -> 0.557 of memcpy, 150 x 20001 2-byte 1.37 -> 1.26), where
-        // f32 ran faster (8191 x 8193 0.866 -> 0.889, 4095 x 4097 0.942 ->
-        // 0.991) and 8- and 16-byte alike (0.912 -> 0.910, 0.926 -> 0.927).
-        let interior = (words == 1 && g.elem_bytes >= 4).then(|| Interior {
+        // Only where `Geometry::skew_interior` (elements that move as one
+        // access of 4 bytes or more): the 2-byte and 12-byte (three words) skew
+        // tiles ran slower with it (H200, `bench -- --shape ...`, both builds
+        // in one call: 5003 x 3001 12-byte 0.833 -> 0.557 of memcpy, 150 x
+        // 20001 2-byte 1.37 -> 1.26), where f32 ran faster (8191 x 8193 0.866
+        // -> 0.889, 4095 x 4097 0.942 -> 0.991) and 8- and 16-byte alike
+        // (0.912 -> 0.910, 0.926 -> 0.927).
+        let interior = g.skew_interior().then(|| Interior {
             guard: Guard(vec![
-                Less(Expr::Lit(s - 2), tile_r.clone() * deep),
-                Less(tile_r.clone() * deep + (deep - 1), rows.clone()),
-                Less(tile_c.clone() * t + (t - 1), cols.clone()),
+                Less(Expr::Lit(s - 2), top.clone()),
+                Less(top + (deep - 1), rows.clone()),
+                Less(left + (t - 1), cols.clone()),
             ]),
             kept: vec![Guard(vec![in_shared.clone()]), Guard::default()],
         });

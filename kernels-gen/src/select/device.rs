@@ -133,7 +133,7 @@ impl FromStr for GpuClass {
 /// 60-byte 2048 x 2048 0.722 / 0.744.
 ///
 /// A `skew` tile of 4-, 8- or 16-byte elements, whose interior tiles run
-/// without bounds checks ([`crate::kernel::moves::Interior`]), goes down the
+/// without bounds checks ([`Geometry::skew_interior`]), goes down the
 /// columns on the H200 class too (before that body it ran f32 8191 x 8193 at
 /// 0.822 along the rows and 0.803 down the columns, above). `bench -- --shape
 /// ...` on an H200 (2026-11-29), the build before the interior body, then
@@ -159,8 +159,8 @@ impl FromStr for GpuClass {
 /// them) and keeps the rows, as does the 12-byte one.
 pub fn tile_order(class: GpuClass, g: &Geometry) -> TileOrder {
     let whole_sectors = g.vec > 1 || matches!(g.elem_bytes, 8 | 16);
-    let skew = g.form == Form::Skew && matches!(g.elem_bytes, 4 | 8 | 16);
-    let tiles = (g.form == Form::Tile && whole_sectors) || g.form == Form::Wordvec || skew;
+    let tiles =
+        (g.form == Form::Tile && whole_sectors) || g.form == Form::Wordvec || g.skew_interior();
     if class == GpuClass::H200 && tiles {
         TileOrder::Columns
     } else {
@@ -202,8 +202,9 @@ pub fn skew_twin(class: GpuClass, spec: &TransposeSpec) -> Option<TransposeSpec>
 /// differ from the defaults `k` was built with: a `tile` or `wordvec` kernel in
 /// the default order goes down the columns where [`tile_order`] says so, the
 /// default `skew` tile ([`choice::skew_spec`]) takes the width [`skew_tile`]
-/// gives (and a skew tile the order [`tile_order`] gives), and on the H100 class the 12-byte `wordvec` kernel gives way to the
-/// 12-byte skew tile measured there (8192 x 8192 at 0.94 of memcpy; the
+/// gives (and any skew tile the order [`tile_order`] gives), and on the H100
+/// class the 12-byte `wordvec` kernel gives way to the 12-byte skew tile
+/// measured there (8192 x 8192 at 0.94 of memcpy; the
 /// `wordvec` kernel has been measured on the H200 only). The twin takes every
 /// call `k` takes: a narrower skew tile refuses none that a wider one takes,
 /// and a skew tile no shape or pitch. `None`: `k` runs as it is.
