@@ -109,7 +109,8 @@ fn each_class_runs_the_tile_order_its_rule_gives() {
     );
     assert!(f64_tile.for_class(GpuClass::H200).entry().ends_with("_tc"));
     // The 4-byte skew tile is 64 wide as built and on the H100 class, 32 wide
-    // and down the columns on the H200 class; its twin has its own 64-bit build and no twin.
+    // and down the columns on the H200 class; its twin has its own 64-bit
+    // build and no twin.
     let f32_skew = skew_of(4);
     assert_eq!(f32_skew.geometry().tile, 64);
     assert!(std::ptr::eq(f32_skew.for_class(GpuClass::H100), &f32_skew));

@@ -46,8 +46,9 @@ pub fn short_thin_items(shape: &Shape, elem_bytes: u32) -> bool {
 /// torch 0.424; `[18,52,10,2,149,6] [3,2,5,1,0,4]` f16 0.233 -> 0.489;
 /// `[11,1460,29,12,6] [4,1,0,2,3]` u8, 348 x 6: 0.229 -> 0.387); from 2640
 /// bytes on, none of the 2-byte ones (`[15,37,18,239,7] [2,4,0,1,3]` f16,
-/// 239 x 7, 0.471 -> 0.383; 110 x 12 alike) and 2 of the 6 1-byte ones
-/// below the thin kernel's sub-tile (355 x 11 x1.39, 449 x 12 x0.59).
+/// 239 x 7, 0.471 -> 0.383; 110 x 12 alike) and 2 of the 8 1-byte ones
+/// below the thin kernel's sub-tile (355 x 11 x1.39, 545 x 5 x1.10; 449 x 12
+/// x0.59).
 pub const THIN_GATHER_MAX_MATRIX_BYTES: u64 = 2400;
 
 /// A batch of plain matrices (no folded side) whose rows hold at most
